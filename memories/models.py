@@ -1,0 +1,178 @@
+"""Memories, the edges between them, and the API keys agents use to reach them (spec §1.1, §1.15).
+
+Every invariant that must hold for any writer is a database constraint, not only Python validation:
+the server is not the only thing that ever writes to this database (imports, psql, future workers).
+"""
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import MD5, Now
+
+from kenfold.db_functions import ContentKey, SimpleTsVector, UUIDv7
+
+AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+
+class MemoryType(models.TextChoices):
+    SEMANTIC = "semantic"
+    EPISODIC = "episodic"
+    PROJECT = "project"
+    PREFERENCE = "preference"
+    CODEBASE = "codebase"
+    TEMPORARY = "temporary"
+
+
+class Trust(models.TextChoices):
+    USER = "user"
+    AGENT = "agent"
+    EXTERNAL = "external"
+
+
+class Status(models.TextChoices):
+    PROPOSED = "proposed"
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    DELETED = "deleted"
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, db_default=UUIDv7(), editable=False)
+    type = models.TextField(choices=MemoryType.choices)
+    # "user" or "project:<normalized remote>" (or "repo:<id>"); see memories.scope.
+    scope = models.TextField()
+    content = models.TextField()
+    attrs = models.JSONField(default=dict, db_default=models.Value({}, output_field=models.JSONField()))
+
+    source_agent = models.TextField()
+    source_session = models.TextField(null=True, blank=True)
+    evidence_uri = models.TextField(null=True, blank=True)
+    trust = models.TextField(choices=Trust.choices, default=Trust.AGENT, db_default=Trust.AGENT)
+    confidence = models.FloatField(default=0.5, db_default=0.5)
+
+    status = models.TextField(choices=Status.choices, default=Status.ACTIVE, db_default=Status.ACTIVE)
+    # No cascade (the database refuses the delete): history must never vanish because the memory it
+    # replaced was removed.
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="superseded_by", db_index=False
+    )
+
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    # Kept current by the kenfold_touch_updated_at trigger, so raw SQL updates are stamped too.
+    updated_at = models.DateTimeField(db_default=Now())
+
+    content_tsv = models.GeneratedField(
+        expression=SimpleTsVector(F("content")), output_field=SearchVectorField(), db_persist=True
+    )
+    content_key = models.GeneratedField(
+        expression=ContentKey(F("content")), output_field=models.TextField(), db_persist=True
+    )
+
+    class Meta:
+        db_table = "memory"
+        constraints = [
+            models.CheckConstraint(condition=Q(type__in=MemoryType.values), name="memory_type_valid"),
+            models.CheckConstraint(condition=Q(trust__in=Trust.values), name="memory_trust_valid"),
+            models.CheckConstraint(condition=Q(status__in=Status.values), name="memory_status_valid"),
+            models.CheckConstraint(condition=~Q(scope=""), name="memory_scope_not_empty"),
+            models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),
+            models.CheckConstraint(condition=~Q(source_agent=""), name="memory_source_agent_not_empty"),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_from__isnull=True) | Q(valid_to__isnull=True) | Q(valid_to__gte=F("valid_from")),
+                name="memory_validity_ordered",
+            ),
+            models.CheckConstraint(
+                condition=~Q(type=MemoryType.TEMPORARY) | Q(expires_at__isnull=False),
+                name="memory_temporary_expires",
+            ),
+            models.CheckConstraint(
+                condition=Q(supersedes__isnull=True) | ~Q(supersedes=F("id")), name="memory_not_self_superseding"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                F("scope"), F("type"), F("created_at").desc(), condition=Q(status="active"), name="memory_active_scope"
+            ),
+            GinIndex(fields=["content_tsv"], name="memory_content_tsv"),
+            # Only live rows are searched by similarity, so the trigram index skips retired ones.
+            GinIndex(
+                fields=["content"], opclasses=["gin_trgm_ops"], condition=Q(status="active"), name="memory_content_trgm"
+            ),
+            models.Index(fields=["expires_at"], condition=Q(expires_at__isnull=False), name="memory_expires_at"),
+            models.Index(fields=["supersedes"], condition=Q(supersedes__isnull=False), name="memory_supersedes"),
+            models.Index(
+                fields=["source_session"], condition=Q(source_session__isnull=False), name="memory_source_session"
+            ),
+            models.Index(
+                fields=["created_at"], condition=Q(type="episodic", status="active"), name="memory_active_episodes"
+            ),
+            # Dedup lookups by (scope, type, key). md5 of the key, not the key itself: an 8000-character
+            # memory of incompressible text overflows the btree entry limit (about 2700 bytes). Lookups
+            # compare the md5 and then the full key, so a collision cannot merge two memories.
+            models.Index(
+                F("scope"),
+                F("type"),
+                MD5("content_key"),
+                condition=Q(status__in=[Status.ACTIVE, Status.PROPOSED]),
+                name="memory_dedupe",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.id}"
+
+
+class MemoryEdge(models.Model):
+    """A typed link between two memories: `derived_from` (fact → session summary), `replaces`."""
+
+    pk = models.CompositePrimaryKey("src", "relation", "dst")
+    src = models.ForeignKey(Memory, on_delete=models.DB_CASCADE, related_name="edges_out", db_index=False)
+    relation = models.TextField()
+    dst = models.ForeignKey(Memory, on_delete=models.DB_CASCADE, related_name="edges_in", db_index=False)
+    weight = models.FloatField(default=1.0, db_default=1.0)
+    source_agent = models.TextField()
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "memory_edge"
+        constraints = [
+            models.CheckConstraint(condition=~Q(relation=""), name="memory_edge_relation_not_empty"),
+            models.CheckConstraint(condition=~Q(src=F("dst")), name="memory_edge_not_self"),
+        ]
+        indexes = [models.Index(fields=["dst", "relation"], name="memory_edge_dst")]
+
+
+class ApiKey(models.Model):
+    """A bearer key for one agent. Only the SHA-256 of the key is stored; the key is shown once."""
+
+    id = models.UUIDField(primary_key=True, db_default=UUIDv7(), editable=False)
+    agent = models.TextField()
+    prefix = models.TextField()
+    key_hash = models.BinaryField(unique=True)
+    # Least privilege for integrations that only search: every tool is listed, writes are refused.
+    read_only = models.BooleanField(default=False, db_default=False)
+    created_at = models.DateTimeField(db_default=Now())
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "api_key"
+        constraints = [
+            models.CheckConstraint(condition=Q(agent__regex=AGENT_NAME_PATTERN), name="api_key_agent_valid"),
+            models.CheckConstraint(
+                condition=models.lookups.Exact(models.Func(F("key_hash"), function="octet_length"), 32),
+                name="api_key_hash_sha256",
+            ),
+        ]
+        indexes = [models.Index(fields=["agent"], name="api_key_agent")]
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
