@@ -18,6 +18,8 @@ HOST_FORBIDDEN = "forbidden: host not allowed"
 def host_allowed(host_header: str) -> bool:
     """Whether a Host header names an allowed host. The port is ignored; `a.b:80.evil` is refused."""
     domain, _port = split_domain_port(host_header.lower())
+    if domain.startswith("[") and domain.endswith("]"):  # an IPv6 literal is listed without brackets
+        domain = domain[1:-1]
     return bool(domain) and validate_host(domain, settings.KENFOLD_ALLOWED_HOSTS)
 
 

@@ -122,6 +122,7 @@ DEBUG = False
 ALLOWED_HOSTS = ["*"]
 
 INSTALLED_APPS = [
+    "kenfold",
     "django.contrib.contenttypes",
     "django.contrib.auth",
     "django.contrib.postgres",

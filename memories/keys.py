@@ -1,0 +1,95 @@
+"""API keys (spec §1.15): creation, revocation and bearer authentication.
+
+A key is `kf_` + 43 base64url characters (32 random bytes). Only its SHA-256 is stored, so a database
+leak does not leak working keys; the first 11 characters are kept as a prefix the owner can recognise
+in listings and use to revoke.
+"""
+
+import base64
+import hashlib
+import re
+import secrets
+import uuid
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from kenfold import clock
+from kenfold.errors import AuthenticationFailed, InvalidInput, NotFound
+from memories.models import AGENT_NAME_PATTERN, ApiKey
+
+KEY_PREFIX = "kf_"
+KEY_RE = re.compile(r"^kf_[A-Za-z0-9_-]{43}$")
+AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
+DISPLAY_PREFIX_LENGTH = 11
+# Writing last_used_at on every request would turn every read into a write; once a minute is enough to
+# tell the owner which keys are in use.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def hash_key(raw: str) -> bytes:
+    return hashlib.sha256(raw.encode()).digest()
+
+
+def api_key_create(*, agent: str, read_only: bool = False) -> tuple[ApiKey, str]:
+    """Create a key for `agent`; returns the row and the raw key, which is never retrievable again."""
+    if not AGENT_NAME_RE.fullmatch(agent):
+        raise InvalidInput(
+            f"agent name {agent!r} is not valid: use 1-64 characters of lowercase letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit (for example claude-code)"
+        )
+    raw = KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    key = ApiKey.objects.create(
+        agent=agent, read_only=read_only, prefix=raw[:DISPLAY_PREFIX_LENGTH], key_hash=hash_key(raw)
+    )
+    key.refresh_from_db(fields=["id", "created_at"])
+    return key, raw
+
+
+def api_key_list(*, include_revoked: bool = False) -> QuerySet[ApiKey]:
+    keys = ApiKey.objects.order_by("created_at", "id")
+    return keys if include_revoked else keys.filter(revoked_at__isnull=True)
+
+
+def api_key_revoke(*, ident: str) -> ApiKey:
+    """Revoke by id or by (the start of) the displayed prefix. Revoking twice changes nothing."""
+    ident = ident.strip()
+    try:
+        candidates = list(ApiKey.objects.filter(pk=uuid.UUID(ident)))
+    except ValueError:
+        if not ident.startswith(KEY_PREFIX) or len(ident) < len(KEY_PREFIX) + 4:
+            raise InvalidInput(
+                f"{ident!r} is neither a key id nor a key prefix; use the ID or PREFIX column of `key list --all`"
+            ) from None
+        candidates = list(ApiKey.objects.filter(prefix__startswith=ident[:DISPLAY_PREFIX_LENGTH]))
+    if not candidates:
+        raise NotFound(f"no API key matches {ident!r}; see `key list --all`")
+    if len(candidates) > 1:
+        ids = ", ".join(str(key.id) for key in candidates)
+        raise InvalidInput(f"{ident!r} matches {len(candidates)} keys ({ids}); revoke one by its id")
+    with transaction.atomic():
+        key = ApiKey.objects.select_for_update().get(pk=candidates[0].pk)
+        if key.revoked_at is None:
+            key.revoked_at = clock.now()
+            key.save(update_fields=["revoked_at"])
+    return key
+
+
+def api_key_authenticate(*, token: str) -> ApiKey:
+    """The live key for a bearer token, or AuthenticationFailed. Malformed tokens never reach the database."""
+    if not KEY_RE.fullmatch(token):
+        raise AuthenticationFailed("the bearer token is not a Kenfold API key (expected kf_ followed by 43 characters)")
+    key = ApiKey.objects.filter(key_hash=hash_key(token)).first()
+    if key is None:
+        raise AuthenticationFailed("unknown API key; create one with `python manage.py key create <agent>`")
+    if key.revoked_at is not None:
+        raise AuthenticationFailed("this API key was revoked; ask the owner for a new one")
+    now = clock.now()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        # Conditional update: concurrent requests of the same minute write once.
+        ApiKey.objects.filter(pk=key.pk).filter(
+            Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION)
+        ).update(last_used_at=now)
+        key.last_used_at = now
+    return key

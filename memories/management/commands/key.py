@@ -1,0 +1,54 @@
+"""`manage.py key create <agent> [--read-only] | list [--all] | revoke <id|prefix>`."""
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from kenfold.errors import KenfoldError
+from memories import keys
+
+
+class Command(BaseCommand):
+    help = "Create, list and revoke the API keys agents use to reach Kenfold."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        create = sub.add_parser("create", help="create a key for an agent; the key is printed once")
+        create.add_argument("agent", help="the agent this key writes as, e.g. claude-code")
+        create.add_argument("--read-only", action="store_true", help="the key may search but not write")
+        listing = sub.add_parser("list", help="list keys (active ones unless --all)")
+        listing.add_argument("--all", action="store_true", help="include revoked keys")
+        revoke = sub.add_parser("revoke", help="revoke a key by id or by its prefix")
+        revoke.add_argument("ident", help="key id or prefix as shown by `key list`")
+
+    def handle(self, *args: object, **options: object) -> None:
+        try:
+            getattr(self, f"_{options['action']}")(options)
+        except KenfoldError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _create(self, options: dict) -> None:
+        key, raw = keys.api_key_create(agent=options["agent"], read_only=options["read_only"])
+        # stdout carries the key alone, so `KEY=$(manage.py key create x)` works; the rest goes to stderr.
+        self.stdout.write(raw)
+        access = "read-only" if key.read_only else "read and write"
+        self.stderr.write(
+            f"Created {access} key {key.prefix}… (id {key.id}) for agent {key.agent}. "
+            "It is shown only now: store it in your agent's configuration."
+        )
+
+    def _list(self, options: dict) -> None:
+        rows = keys.api_key_list(include_revoked=options["all"])
+        header = f"{'ID':36}  {'PREFIX':11}  {'AGENT':20}  {'ACCESS':10}  {'CREATED':16}  {'LAST USED':16}  STATUS"
+        self.stdout.write(header)
+        for key in rows:
+            self.stdout.write(
+                f"{key.id!s:36}  {key.prefix:11}  {key.agent:20}  {'read' if key.read_only else 'read+write':10}  "
+                f"{_when(key.created_at):16}  {_when(key.last_used_at):16}  {'revoked' if key.revoked else 'active'}"
+            )
+
+    def _revoke(self, options: dict) -> None:
+        key = keys.api_key_revoke(ident=options["ident"])
+        self.stdout.write(f"Revoked key {key.prefix}… (id {key.id}) of agent {key.agent}.")
+
+
+def _when(value: object) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "-"  # type: ignore[attr-defined]

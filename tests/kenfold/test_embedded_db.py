@@ -1,0 +1,113 @@
+"""The embedded PostgreSQL server: shared by processes, robust to stale files and crashing clients.
+
+Each test uses a home of its own (not the suite's cluster) and stops its server at the end.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from kenfold.embedded_db import EmbeddedCluster
+
+from .helpers import REPO, kenfold_env, manage
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    home = tmp_path / "home"
+    yield home
+    EmbeddedCluster(home=home).stop()
+
+
+def test_two_processes_starting_at_once_share_one_server(home: Path) -> None:
+    starters = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "db", "start"],
+            cwd=REPO,
+            env=kenfold_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = sorted(proc.communicate(timeout=120)[0].strip() for proc in starters)
+    assert all(proc.returncode == 0 for proc in starters)
+    assert outputs == ["already running", "started"]
+
+    cluster = EmbeddedCluster(home=home)
+    pid = cluster.status().pid
+    assert pid is not None
+    assert manage(home, "db", "start").stdout.strip() == "already running"
+    assert cluster.status().pid == pid, "the running server is reused"
+    status = manage(home, "db", "status").stdout
+    assert f"running (pid {pid})" in status and str(home / "pgdata") in status
+
+
+def test_stale_pid_file_of_an_unrelated_live_process_does_not_block_a_start(home: Path) -> None:
+    cluster = EmbeddedCluster(home=home, durable=False)
+    cluster.start()
+    assert cluster.stop()
+    # After a crash and a reboot the old postmaster's pid may belong to anything; PostgreSQL alone would
+    # then refuse to start ("lock file already exists").
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        pid_file = home / "pgdata" / "postmaster.pid"
+        pid_file.write_text(f"{bystander.pid}\n{home / 'pgdata'}\n")
+        assert cluster.start() is True
+        assert cluster.status().pid not in (None, bystander.pid)
+        assert bystander.poll() is None, "the unrelated process is left alone"
+    finally:
+        bystander.kill()
+
+
+def test_a_crashing_or_interrupted_client_does_not_take_the_server_down(home: Path) -> None:
+    script = (
+        "import os, signal, django; django.setup();"
+        "from django.db import connection; connection.ensure_connection();"
+        "print('connected', flush=True); signal.pause()"
+    )
+    for how in (signal.SIGKILL, signal.SIGINT):
+        client = subprocess.Popen(
+            [sys.executable, "-c", script],
+            cwd=REPO,
+            env=kenfold_env(home),
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        assert client.stdout is not None and client.stdout.readline().strip() == "connected"
+        # Ctrl-C in a terminal reaches the whole foreground process group, so signal the group.
+        os.killpg(client.pid, how)
+        client.wait(timeout=30)
+        cluster = EmbeddedCluster(home=home)
+        assert cluster.status().running, f"server still up after the client got {how.name}"
+        with psycopg.connect(**cluster.superuser_conninfo(cluster.database)) as conn:
+            assert conn.execute("SELECT extname FROM pg_extension ORDER BY 1").fetchall() == [
+                ("pg_trgm",),
+                ("plpgsql",),
+                ("vector",),
+            ]
+
+
+def test_app_role_is_not_a_superuser(home: Path) -> None:
+    cluster = EmbeddedCluster(home=home, durable=False)
+    cluster.start()
+    with psycopg.connect(**cluster.superuser_conninfo()) as conn:
+        superuser, createdb = conn.execute(
+            "SELECT rolsuper, rolcreatedb FROM pg_roles WHERE rolname = %s", [cluster.app_role]
+        ).fetchone()
+    assert (superuser, createdb) == (False, True)
+    socket_mode = (cluster.socket_dir / f".s.PGSQL.{cluster.port}").stat().st_mode & 0o777
+    assert socket_mode == 0o700, "no other local user may connect to the trust-authenticated socket"
+
+
+def test_db_commands_refuse_to_manage_an_external_server(tmp_path: Path) -> None:
+    result = manage(tmp_path, "db", "stop", check=False, KENFOLD_DATABASE_URL="postgres://kenfold@127.0.0.1:1/kenfold")
+    assert result.returncode != 0 and "does not start or stop that server" in result.stderr

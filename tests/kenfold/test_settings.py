@@ -1,0 +1,75 @@
+"""Configuration: typed readers fail loudly, and every variable is documented in both places."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenfold import env
+
+from .helpers import REPO, kenfold_env
+
+SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "scripts"]
+
+
+def used_variables() -> set[str]:
+    names: set[str] = set()
+    for folder in SOURCE_DIRS:
+        for path in (REPO / folder).rglob("*"):
+            if path.suffix in {".py", ".sh"}:
+                names |= set(re.findall(r"\bKENFOLD_[A-Z0-9_]+\b", path.read_text()))
+    # Variables of the test harness, not of Kenfold.
+    return names - {"KENFOLD_TEST_DATABASE_URL"}
+
+
+def test_every_variable_is_in_env_example_and_readme() -> None:
+    names = used_variables()
+    assert {"KENFOLD_HOME", "KENFOLD_DATABASE_URL", "KENFOLD_HTTP_ADDR"} <= names
+    example = (REPO / ".env.example").read_text()
+    readme = (REPO / "README.md").read_text()
+    assert sorted(n for n in names if not re.search(rf"^#?\s*{n}=", example, re.M)) == []
+    assert sorted(n for n in names if f"`{n}`" not in readme) == []
+
+
+@pytest.mark.parametrize(
+    ("reader", "value", "message"),
+    [
+        (lambda: env.env_bool("KENFOLD_X", True), "maybe", "not a boolean"),
+        (lambda: env.env_int("KENFOLD_X", 1, minimum=1), "0", "below the minimum"),
+        (lambda: env.env_int("KENFOLD_X", 1), "ten", "not a whole number"),
+        (lambda: env.env_float("KENFOLD_X", 0.5), "nan", "finite"),
+        (lambda: env.env_choice("KENFOLD_X", "a", ("a", "b")), "c", "not one of: a, b"),
+        (lambda: env.env_list("KENFOLD_X", ["a"]), " , ", "set but empty"),
+        (lambda: env.env_url("KENFOLD_X"), "ftp://x", "must start with http or https"),
+        (lambda: env.env_addr("KENFOLD_X", "127.0.0.1:1"), "localhost", "host:port"),
+        (lambda: env.env_addr("KENFOLD_X", "127.0.0.1:1"), "127.0.0.1:99999", "between 1 and 65535"),
+    ],
+)
+def test_bad_values_fail_loudly(monkeypatch: pytest.MonkeyPatch, reader, value: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("KENFOLD_X", value)
+    with pytest.raises(env.ConfigError, match=message):
+        reader()
+
+
+def test_good_values_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KENFOLD_X", "[::1]:7077")
+    assert env.env_addr("KENFOLD_X", "127.0.0.1:1") == ("::1", 7077)
+    monkeypatch.setenv("KENFOLD_X", " Off ")
+    assert env.env_bool("KENFOLD_X", True) is False
+    monkeypatch.setenv("KENFOLD_X", "a.example, b.example")
+    assert env.env_list("KENFOLD_X", []) == ["a.example", "b.example"]
+
+
+def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO,
+        env=kenfold_env(tmp_path, KENFOLD_HTTP_ADDR="nonsense"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "KENFOLD_HTTP_ADDR='nonsense' must be host:port" in result.stderr

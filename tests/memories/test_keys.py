@@ -1,0 +1,104 @@
+"""API key lifecycle through the owner's commands and the authentication service."""
+
+import io
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from kenfold import clock
+from kenfold.errors import AuthenticationFailed
+from memories.keys import api_key_authenticate, api_key_create, hash_key
+from memories.models import ApiKey
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("key", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_create_prints_only_the_key_on_stdout_and_stores_only_its_hash() -> None:
+    out, err = run("create", "claude-code")
+    raw = out.strip()
+    assert re.fullmatch(r"kf_[A-Za-z0-9_-]{43}", raw)
+    key = ApiKey.objects.get()
+    assert key.agent == "claude-code" and not key.read_only
+    assert bytes(key.key_hash) == hash_key(raw) and len(bytes(key.key_hash)) == 32
+    assert key.prefix == raw[:11]
+    assert raw not in err and key.prefix in err
+    assert raw not in str(ApiKey.objects.values_list().get()), "the raw key is stored nowhere"
+
+
+def test_create_rejects_bad_agent_names() -> None:
+    with pytest.raises(CommandError, match="not valid"):
+        run("create", "Claude Code")
+    assert ApiKey.objects.count() == 0
+
+
+def test_list_shows_active_keys_and_all_with_flag() -> None:
+    first, _ = api_key_create(agent="claude-code")
+    second, _ = api_key_create(agent="codex", read_only=True)
+    run("revoke", str(first.id))
+    active, _ = run("list")
+    assert "codex" in active and "claude-code" not in active and "read " in active
+    everything, _ = run("list", "--all")
+    assert "claude-code" in everything and "revoked" in everything and second.prefix in everything
+
+
+def test_revoke_by_prefix_is_idempotent_and_stops_the_key() -> None:
+    key, raw = api_key_create(agent="codex")
+    assert api_key_authenticate(token=raw).pk == key.pk
+    out, _ = run("revoke", key.prefix)
+    assert "Revoked" in out
+    revoked_at = ApiKey.objects.get(pk=key.pk).revoked_at
+    run("revoke", key.prefix)
+    assert ApiKey.objects.get(pk=key.pk).revoked_at == revoked_at, "a second revoke changes nothing"
+    with pytest.raises(AuthenticationFailed, match="revoked"):
+        api_key_authenticate(token=raw)
+
+
+def test_ambiguous_prefix_is_refused_and_revokes_nothing() -> None:
+    a, _ = api_key_create(agent="one")
+    b, _ = api_key_create(agent="two")
+    ApiKey.objects.filter(pk=b.pk).update(prefix=a.prefix)  # force the rare collision of displayed prefixes
+    with pytest.raises(CommandError, match="matches 2 keys"):
+        run("revoke", a.prefix[:7])
+    assert ApiKey.objects.filter(revoked_at__isnull=False).count() == 0
+
+
+def test_unknown_key_reference_is_reported() -> None:
+    with pytest.raises(CommandError, match="no API key matches"):
+        run("revoke", "kf_zzzzzzzz")
+    with pytest.raises(CommandError, match="neither a key id nor a key prefix"):
+        run("revoke", "hello")
+
+
+def test_malformed_tokens_are_refused_without_a_database_query(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    with django_assert_num_queries(0):
+        for token in ["", "kf_short", "Bearer kf_x", "kfa_" + "a" * 43, "kf_" + "a" * 42 + "!"]:
+            with pytest.raises(AuthenticationFailed):
+                api_key_authenticate(token=token)
+
+
+def test_unknown_well_formed_key_is_refused() -> None:
+    with pytest.raises(AuthenticationFailed, match="unknown API key"):
+        api_key_authenticate(token="kf_" + "A" * 43)
+
+
+def test_last_used_is_written_at_most_once_a_minute() -> None:
+    key, raw = api_key_create(agent="claude-code")
+    start = clock.now()
+    with clock.frozen(start):
+        api_key_authenticate(token=raw)
+    first = ApiKey.objects.get(pk=key.pk).last_used_at
+    assert first == start
+    with clock.frozen(start + timedelta(seconds=59)):
+        api_key_authenticate(token=raw)
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == first
+    with clock.frozen(start + timedelta(seconds=61)):
+        api_key_authenticate(token=raw)
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == start + timedelta(seconds=61)
