@@ -28,12 +28,12 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
 import psutil
+import psycopg
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,9 @@ class EmbeddedCluster:
             self._clear_stale_lock_files()
             self._pg_ctl("start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(self.log_path))
             if not self._wait_until_accepting(timeout=_START_TIMEOUT_S):
-                raise EmbeddedDatabaseError(self._failure_text("the embedded PostgreSQL did not accept connections"))
+                raise EmbeddedDatabaseError(
+                    self._failure_text("the embedded PostgreSQL did not accept connections")
+                )
             self._bootstrap()
             return True
 
@@ -290,7 +292,9 @@ class EmbeddedCluster:
     # --- running commands as the server's user ----------------------------------------------------
 
     def _pg_ctl(self, *args: str) -> None:
-        self._run_as_server([str(_bin_dir() / "pg_ctl"), "-D", str(self.pgdata), *args], what=f"pg_ctl {args[0]}")
+        self._run_as_server(
+            [str(_bin_dir() / "pg_ctl"), "-D", str(self.pgdata), *args], what=f"pg_ctl {args[0]}"
+        )
 
     def _run_as_server(self, argv: list[str], *, what: str) -> None:
         kwargs: dict[str, object] = {}
@@ -319,10 +323,8 @@ class EmbeddedCluster:
 
     def _failure_text(self, headline: str) -> str:
         tail = ""
-        try:
+        with suppress(OSError):
             tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])
-        except OSError:
-            pass
         where = f"\nLast lines of {self.log_path}:\n{tail}" if tail else ""
         return f"{headline}{where}"
 

@@ -106,7 +106,9 @@ def env_url(name: str, default: str = "", *, schemes: Iterable[str] = ("http", "
     allowed = tuple(schemes)
     parts = urlsplit(value)
     if parts.scheme.lower() not in allowed or not parts.netloc:
-        raise ConfigError(f"{name}={value!r} is not a valid URL; it must start with {' or '.join(allowed)}://")
+        raise ConfigError(
+            f"{name}={value!r} is not a valid URL; it must start with {' or '.join(allowed)}://"
+        )
     return value
 
 
@@ -121,7 +123,9 @@ def env_addr(name: str, default: str) -> tuple[str, int]:
     try:
         port = int(port_text)
     except ValueError:
-        raise ConfigError(f"{name}={value!r} has no valid port; use host:port, for example 127.0.0.1:7077") from None
+        raise ConfigError(
+            f"{name}={value!r} has no valid port; use host:port, for example 127.0.0.1:7077"
+        ) from None
     if not 1 <= port <= 65535:
         raise ConfigError(f"{name}={value!r}: the port must be between 1 and 65535")
     return host, port

@@ -41,7 +41,9 @@ def _database_from_url(url: str, password: str) -> dict:
     if not name:
         raise ConfigError("KENFOLD_DATABASE_URL names no database; add it as the path, e.g. .../kenfold")
     if password and not parts.username:
-        raise ConfigError("KENFOLD_DATABASE_PASSWORD needs a user in KENFOLD_DATABASE_URL (postgres://USER@host/db)")
+        raise ConfigError(
+            "KENFOLD_DATABASE_PASSWORD needs a user in KENFOLD_DATABASE_URL (postgres://USER@host/db)"
+        )
     options: dict[str, str] = {}
     for pair in filter(None, parts.query.split("&")):
         key, _, value = pair.partition("=")
@@ -66,7 +68,9 @@ try:
     EMBEDDED_DURABLE = env_bool("KENFOLD_EMBEDDED_DURABLE", True)
     HTTP_HOST, HTTP_PORT = env_addr("KENFOLD_HTTP_ADDR", "127.0.0.1:7077")
     HTTP_WORKERS = env_int("KENFOLD_WORKERS", 2, minimum=1, maximum=64)
-    KENFOLD_ALLOWED_HOSTS = [h.lower() for h in env_list("KENFOLD_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "::1"])]
+    KENFOLD_ALLOWED_HOSTS = [
+        h.lower() for h in env_list("KENFOLD_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "::1"])
+    ]
     AUTH_MODE = env_choice("KENFOLD_AUTH", "apikey", ("apikey", "none"))
     AUTO_MIGRATE = env_bool("KENFOLD_AUTO_MIGRATE", False)
     LOG_LEVEL = env_choice("KENFOLD_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
@@ -166,7 +170,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "kenfold.logging.JsonFormatter"}},
     # stderr only: in stdio mode stdout carries the MCP protocol.
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "json"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "json"}
+    },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {"django": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"}},
 }

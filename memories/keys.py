@@ -79,7 +79,9 @@ def api_key_revoke(*, ident: str) -> ApiKey:
 def api_key_authenticate(*, token: str) -> ApiKey:
     """The live key for a bearer token, or AuthenticationFailed. Malformed tokens never reach the database."""
     if not KEY_RE.fullmatch(token):
-        raise AuthenticationFailed("the bearer token is not a Kenfold API key (expected kf_ followed by 43 characters)")
+        raise AuthenticationFailed(
+            "the bearer token is not a Kenfold API key (expected kf_ followed by 43 characters)"
+        )
     key = ApiKey.objects.filter(key_hash=hash_key(token)).first()
     if key is None:
         raise AuthenticationFailed("unknown API key; create one with `python manage.py key create <agent>`")

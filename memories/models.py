@@ -55,7 +55,12 @@ class Memory(models.Model):
     # No cascade (the database refuses the delete): history must never vanish because the memory it
     # replaced was removed.
     supersedes = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.DO_NOTHING, related_name="superseded_by", db_index=False
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        related_name="superseded_by",
+        db_index=False,
     )
 
     valid_from = models.DateTimeField(null=True, blank=True)
@@ -85,7 +90,9 @@ class Memory(models.Model):
                 condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_range"
             ),
             models.CheckConstraint(
-                condition=Q(valid_from__isnull=True) | Q(valid_to__isnull=True) | Q(valid_to__gte=F("valid_from")),
+                condition=Q(valid_from__isnull=True)
+                | Q(valid_to__isnull=True)
+                | Q(valid_to__gte=F("valid_from")),
                 name="memory_validity_ordered",
             ),
             models.CheckConstraint(
@@ -93,25 +100,41 @@ class Memory(models.Model):
                 name="memory_temporary_expires",
             ),
             models.CheckConstraint(
-                condition=Q(supersedes__isnull=True) | ~Q(supersedes=F("id")), name="memory_not_self_superseding"
+                condition=Q(supersedes__isnull=True) | ~Q(supersedes=F("id")),
+                name="memory_not_self_superseding",
             ),
         ]
         indexes = [
             models.Index(
-                F("scope"), F("type"), F("created_at").desc(), condition=Q(status="active"), name="memory_active_scope"
+                F("scope"),
+                F("type"),
+                F("created_at").desc(),
+                condition=Q(status="active"),
+                name="memory_active_scope",
             ),
             GinIndex(fields=["content_tsv"], name="memory_content_tsv"),
             # Only live rows are searched by similarity, so the trigram index skips retired ones.
             GinIndex(
-                fields=["content"], opclasses=["gin_trgm_ops"], condition=Q(status="active"), name="memory_content_trgm"
-            ),
-            models.Index(fields=["expires_at"], condition=Q(expires_at__isnull=False), name="memory_expires_at"),
-            models.Index(fields=["supersedes"], condition=Q(supersedes__isnull=False), name="memory_supersedes"),
-            models.Index(
-                fields=["source_session"], condition=Q(source_session__isnull=False), name="memory_source_session"
+                fields=["content"],
+                opclasses=["gin_trgm_ops"],
+                condition=Q(status="active"),
+                name="memory_content_trgm",
             ),
             models.Index(
-                fields=["created_at"], condition=Q(type="episodic", status="active"), name="memory_active_episodes"
+                fields=["expires_at"], condition=Q(expires_at__isnull=False), name="memory_expires_at"
+            ),
+            models.Index(
+                fields=["supersedes"], condition=Q(supersedes__isnull=False), name="memory_supersedes"
+            ),
+            models.Index(
+                fields=["source_session"],
+                condition=Q(source_session__isnull=False),
+                name="memory_source_session",
+            ),
+            models.Index(
+                fields=["created_at"],
+                condition=Q(type="episodic", status="active"),
+                name="memory_active_episodes",
             ),
             # Dedup lookups by (scope, type, key). md5 of the key, not the key itself: an 8000-character
             # memory of incompressible text overflows the btree entry limit (about 2700 bytes). Lookups

@@ -87,35 +87,45 @@ def test_temporary_with_expiry_and_ordered_validity_are_accepted() -> None:
 
 def test_memory_cannot_supersede_itself() -> None:
     memory_id = insert()
-    with pytest.raises(IntegrityError, match="memory_not_self_superseding"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("UPDATE memory SET supersedes_id = id WHERE id = %s", [memory_id])
+    with (
+        pytest.raises(IntegrityError, match="memory_not_self_superseding"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("UPDATE memory SET supersedes_id = id WHERE id = %s", [memory_id])
 
 
 def test_superseded_memory_cannot_be_deleted_from_under_its_replacement() -> None:
     old = insert()
     insert(content="The newer statement.", supersedes_id=old)
-    with pytest.raises(IntegrityError), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM memory WHERE id = %s", [old])
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memory WHERE id = %s", [old])
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 def test_edges_reject_self_loops_and_empty_relations_and_cascade() -> None:
     src, dst = insert(), insert(content="The session summary.")
-    with pytest.raises(IntegrityError, match="memory_edge_not_self"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO memory_edge (src_id, relation, dst_id, source_agent) VALUES (%s, 'derived_from', %s, 'x')",
-                [src, src],
-            )
-    with pytest.raises(IntegrityError, match="memory_edge_relation_not_empty"), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO memory_edge (src_id, relation, dst_id, source_agent) VALUES (%s, '', %s, 'x')",
-                [src, dst],
-            )
-    MemoryEdge.objects.create(src_id=src, relation="derived_from", dst_id=dst, source_agent="kenfold-extractor")
+    with (
+        pytest.raises(IntegrityError, match="memory_edge_not_self"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "INSERT INTO memory_edge (src_id, relation, dst_id, source_agent) VALUES (%s, 'derived_from', %s, 'x')",
+            [src, src],
+        )
+    with (
+        pytest.raises(IntegrityError, match="memory_edge_relation_not_empty"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            "INSERT INTO memory_edge (src_id, relation, dst_id, source_agent) VALUES (%s, '', %s, 'x')",
+            [src, dst],
+        )
+    MemoryEdge.objects.create(
+        src_id=src, relation="derived_from", dst_id=dst, source_agent="kenfold-extractor"
+    )
     with pytest.raises(IntegrityError), transaction.atomic():
         MemoryEdge.objects.create(src_id=src, relation="derived_from", dst_id=dst, source_agent="again")
     with connection.cursor() as cursor:
@@ -126,7 +136,9 @@ def test_edges_reject_self_loops_and_empty_relations_and_cascade() -> None:
 def test_updated_at_is_stamped_by_the_database_on_raw_updates() -> None:
     memory_id = insert()
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE memory SET created_at = now() - interval '1 day', updated_at = now() - interval '1 day'")
+        cursor.execute(
+            "UPDATE memory SET created_at = now() - interval '1 day', updated_at = now() - interval '1 day'"
+        )
         cursor.execute("SELECT updated_at > created_at FROM memory WHERE id = %s", [memory_id])
         assert cursor.fetchone()[0] is True, "the trigger overrides the stale updated_at"
 
@@ -159,7 +171,9 @@ def test_dedupe_index_accepts_8000_character_incompressible_memories() -> None:
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789가나다라마바사아자차카타파하"
     content = "".join(rng.choice(alphabet) for _ in range(8000))
     first = insert(content=content, type=MemoryType.PROJECT, scope="project:github.com/kenfold/kenfold")
-    second = insert(content=content + " more", type=MemoryType.PROJECT, scope="project:github.com/kenfold/kenfold")
+    second = insert(
+        content=content + " more", type=MemoryType.PROJECT, scope="project:github.com/kenfold/kenfold"
+    )
     assert first != second
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
@@ -181,8 +195,7 @@ def test_dedupe_index_accepts_8000_character_incompressible_memories() -> None:
     ],
 )
 def test_api_key_rows_are_checked_by_the_database(constraint: str, agent: str, key_hash: bytes) -> None:
-    with pytest.raises(IntegrityError, match=constraint), transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO api_key (agent, prefix, key_hash) VALUES (%s, 'kf_abcdefgh', %s)", [agent, key_hash]
-            )
+    with pytest.raises(IntegrityError, match=constraint), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO api_key (agent, prefix, key_hash) VALUES (%s, 'kf_abcdefgh', %s)", [agent, key_hash]
+        )

@@ -37,7 +37,9 @@ class Command(BaseCommand):
 
     def _list(self, options: dict) -> None:
         rows = keys.api_key_list(include_revoked=options["all"])
-        header = f"{'ID':36}  {'PREFIX':11}  {'AGENT':20}  {'ACCESS':10}  {'CREATED':16}  {'LAST USED':16}  STATUS"
+        header = (
+            f"{'ID':36}  {'PREFIX':11}  {'AGENT':20}  {'ACCESS':10}  {'CREATED':16}  {'LAST USED':16}  STATUS"
+        )
         self.stdout.write(header)
         for key in rows:
             self.stdout.write(

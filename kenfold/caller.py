@@ -1,0 +1,21 @@
+"""Who is calling: resolved once per request (API key, OAuth grant, stdio agent) and passed to services.
+
+Agent identity never comes from tool arguments or client-reported names when a credential exists.
+"""
+
+from dataclasses import dataclass
+
+from kenfold.errors import PermissionDenied
+
+
+@dataclass(frozen=True)
+class Caller:
+    agent: str
+    read_only: bool = False
+
+    def require_write(self, tool: str) -> None:
+        if self.read_only:
+            raise PermissionDenied(
+                f"{tool} is not allowed: this client was granted read-only access, so it can use get_context "
+                "and recall but cannot change memory (the owner can connect it again with write access)"
+            )

@@ -1,0 +1,129 @@
+"""Project identity, agent names and session ids (spec §1.2).
+
+A project is identified by its normalized git remote, ``host/path`` in lower case, so the same repository is
+the same project on every machine and for every agent whatever URL form each one passes
+(``https://github.com/Org/Repo.git`` and ``git@github.com:org/repo`` are both ``github.com/org/repo``).
+Local paths are refused because they differ per machine. Nothing here imports Django, so the client hook
+can normalize with it locally and remote credentials never leave the machine.
+"""
+
+import re
+from collections.abc import Mapping
+
+from kenfold.errors import InvalidInput
+
+USER_SCOPE = "user"
+PROJECT_SCOPE_PREFIX = "project:"
+MAX_PROJECT_LENGTH = 256
+MAX_SESSION_ID_LENGTH = 128
+SESSION_ID_META_KEY = "kenfold/session_id"
+UNKNOWN_AGENT = "unknown"
+
+# Checked with fullmatch: a bare "$" would also accept a name followed by a newline.
+AGENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_AGENT_NAME_MAX_LENGTH = 64
+_NOT_AGENT_NAME_CHAR_RE = re.compile(r"[^a-z0-9._-]")
+
+# "." and "..", and their backslash forms, are local too: an agent passing its working directory means
+# "this checkout", which is a different project on every machine.
+# Matched after lowercasing, which also makes "FILE://" and "C:\\" local.
+_LOCAL_PATH_RE = re.compile(r"^(?:[/~\\]|\.\.?(?:[/\\]|$)|file://|[a-z]:[/\\])")
+_NUMERIC_PORT_RE = re.compile(r":[0-9]+$")
+_HOW_TO_NAME_A_PROJECT = (
+    "pass the repository's git remote URL (for example git@github.com:org/repo.git) or a short project name"
+)
+
+
+def _has_control_characters(value: str) -> bool:
+    return any(ord(char) < 0x20 or ord(char) == 0x7F for char in value)
+
+
+def _without_scheme(identity: str) -> str:
+    _, _, rest = identity.partition("://")
+    for marker in ("?", "#"):
+        rest = rest.partition(marker)[0]
+    return rest
+
+
+def _scp_to_path(identity: str) -> str:
+    """``[user@]host:path`` becomes ``host/path``; a colon after the first "/" belongs to the path."""
+    host, colon, path = identity.partition(":")
+    if not colon or "/" in host:
+        return identity
+    return f"{host}/{path}"
+
+
+def _without_credentials_and_port(identity: str) -> str:
+    authority, slash, path = identity.partition("/")
+    # The last "@" ends the credentials: an unescaped "@" inside a password must not leak into the identity.
+    authority = authority.rpartition("@")[2]
+    authority = _NUMERIC_PORT_RE.sub("", authority)
+    return authority + slash + path
+
+
+def normalize_project(project: str) -> str:
+    """The lowercase ``host/path`` identity of ``project``.
+
+    Raises ``InvalidInput`` for local paths and for values that are empty, too long or contain control
+    characters once normalized.
+    """
+    identity = project.strip().lower()
+    if _LOCAL_PATH_RE.match(identity):
+        raise InvalidInput(
+            f'project "{project.strip()}" is a local path; {_HOW_TO_NAME_A_PROJECT}, '
+            "so every machine maps it to the same project"
+        )
+    identity = _without_scheme(identity) if "://" in identity else _scp_to_path(identity)
+    identity = _without_credentials_and_port(identity)
+    identity = identity.rstrip("/").removesuffix(".git").rstrip("/")
+    # The messages below never echo the value: a remote URL may carry a token in its credentials.
+    if not identity:
+        raise InvalidInput(
+            "project is empty once the scheme, credentials, port and trailing .git are removed; "
+            f"{_HOW_TO_NAME_A_PROJECT}, or omit project for user-wide memories"
+        )
+    if len(identity) > MAX_PROJECT_LENGTH:
+        raise InvalidInput(
+            f"project is {len(identity)} characters after normalization, more than the "
+            f"{MAX_PROJECT_LENGTH} allowed; {_HOW_TO_NAME_A_PROJECT}"
+        )
+    if _has_control_characters(identity):
+        raise InvalidInput(
+            f"project contains control characters (such as a newline or a tab); remove them and "
+            f"{_HOW_TO_NAME_A_PROJECT}"
+        )
+    return identity
+
+
+def scope_for_project(project: str | None) -> str:
+    """``user`` when no project is given, else ``project:<normalized identity>``."""
+    if project is None or not project.strip():
+        return USER_SCOPE
+    return PROJECT_SCOPE_PREFIX + normalize_project(project)
+
+
+def is_valid_agent_name(name: str) -> bool:
+    return AGENT_NAME_RE.fullmatch(name) is not None
+
+
+def sanitize_agent_name(name: str | None) -> str:
+    """A valid agent name from a client's own name (``Claude Code`` -> ``claude-code``), else ``unknown``."""
+    if name is None:
+        return UNKNOWN_AGENT
+    # Surrounding whitespace is trimmed first so "Codex " does not become "codex-".
+    candidate = _NOT_AGENT_NAME_CHAR_RE.sub("-", name.strip().lower())
+    candidate = candidate.lstrip("._-")[:_AGENT_NAME_MAX_LENGTH]
+    return candidate if is_valid_agent_name(candidate) else UNKNOWN_AGENT
+
+
+def parse_session_id(meta: Mapping[str, object] | None) -> str | None:
+    """The trimmed ``kenfold/session_id`` from a request's ``_meta``; None when absent or unusable."""
+    if meta is None:
+        return None
+    value = meta.get(SESSION_ID_META_KEY)
+    if not isinstance(value, str):
+        return None
+    session_id = value.strip()
+    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or _has_control_characters(session_id):
+        return None
+    return session_id

@@ -1,0 +1,210 @@
+"""Reads: recall, get_context, and the owner's listings (spec §1.5–§1.7).
+
+Only active, unexpired memories are ever served to agents; user-wide memories are always included
+next to the project's.
+"""
+
+from django.db.models import Q, QuerySet
+
+from kenfold import clock
+from kenfold.caller import Caller
+from kenfold.errors import InvalidInput
+from memories import search
+from memories.models import Memory, MemoryType, Status
+from memories.schemas import GetContextOutput, MemoryView, RecallOutput
+from memories.scope import USER_SCOPE, scope_for_project
+from memories.secrets import redact_secrets
+from memories.views import HANDOFF_KIND, memory_view
+
+MAX_QUERY_CHARS = 2000
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+# Each first-stage ranker looks deeper than the page it feeds, so later stages have room to reorder.
+MIN_RANKER_DEPTH = 50
+
+DEFAULT_BUDGET_TOKENS = 2000
+MIN_BUDGET_TOKENS = 200
+MAX_BUDGET_TOKENS = 32000
+RECENT_SESSIONS = 3
+RECENT_CONTENT_CHARS = 800
+SECTION_LIMIT = 50
+
+
+def read_scopes(project: str | None) -> list[str]:
+    scope = scope_for_project(project)
+    return [USER_SCOPE] if scope == USER_SCOPE else [USER_SCOPE, scope]
+
+
+def served(queryset: QuerySet[Memory] | None = None) -> QuerySet[Memory]:
+    """What agents may see: active and not expired."""
+    queryset = Memory.objects.all() if queryset is None else queryset
+    return queryset.filter(status=Status.ACTIVE).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=clock.now())
+    )
+
+
+def _clean_query(text: str | None, *, field: str, required: bool) -> str:
+    query = (text or "").replace("\x00", " ").strip()[:MAX_QUERY_CHARS]
+    if required and not query:
+        raise InvalidInput(f"{field} must not be empty: describe what you are looking for")
+    # Queries go to search (and later to an embedding provider): a pasted credential is cut out, not refused.
+    return redact_secrets(query)
+
+
+def _limit(limit: int | None) -> int:
+    if limit is None or limit == 0:
+        return DEFAULT_LIMIT
+    if limit < 0:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    return min(limit, MAX_LIMIT)
+
+
+def _types(types: list[str] | None) -> list[str] | None:
+    if not types:
+        return None
+    unknown = sorted(set(types) - set(MemoryType.values))
+    if unknown:
+        raise InvalidInput(
+            f"types {unknown} are not memory types; use any of: {', '.join(MemoryType.values)}"
+        )
+    return list(dict.fromkeys(types))
+
+
+def memory_search(*, query: str, scopes: list[str], types: list[str] | None, limit: int) -> list[MemoryView]:
+    """The retrieval pipeline: ranked memories of `scopes` for an already cleaned query."""
+    ranked = search.lexical_search(
+        query=query, scopes=scopes, types=types, now=clock.now(), limit=max(MIN_RANKER_DEPTH, 4 * limit)
+    )[:limit]
+    rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
+    return [
+        memory_view(rows[hit.memory_id], score=round(hit.score, 6)) for hit in ranked if hit.memory_id in rows
+    ]
+
+
+def memory_recall(
+    *,
+    caller: Caller,
+    query: str,
+    types: list[str] | None = None,
+    project: str | None = None,
+    limit: int | None = None,
+) -> RecallOutput:
+    """Search memory in natural language; the project's and user-wide memories, best first."""
+    cleaned = _clean_query(query, field="query", required=True)
+    return RecallOutput(
+        memories=memory_search(
+            query=cleaned, scopes=read_scopes(project), types=_types(types), limit=_limit(limit)
+        )
+    )
+
+
+def estimate_tokens(view: MemoryView) -> int:
+    """A cheap, deliberately generous token estimate: about three UTF-8 bytes per token plus framing."""
+    size = len(view.content.encode()) + len(view.scope.encode())
+    size += sum(len(step.encode()) + 4 for step in view.next_steps or [])
+    return size // 3 + 40
+
+
+def _budget(budget_tokens: int | None) -> int:
+    if budget_tokens is None or budget_tokens == 0:
+        return DEFAULT_BUDGET_TOKENS
+    if budget_tokens < 0:
+        raise InvalidInput("budget_tokens must not be negative")
+    return max(MIN_BUDGET_TOKENS, min(budget_tokens, MAX_BUDGET_TOKENS))
+
+
+class _Packer:
+    """Fills sections in priority order from one budget; each memory appears at most once."""
+
+    def __init__(self, budget: int) -> None:
+        self.remaining = budget
+        self.seen: set[str] = set()
+        self.truncated = False
+
+    def take(self, views: list[MemoryView]) -> list[MemoryView]:
+        taken = []
+        for view in views:
+            if view.id in self.seen:
+                continue
+            cost = estimate_tokens(view)
+            if cost > self.remaining:
+                # Later, smaller memories may still fit, so keep going.
+                self.truncated = True
+                continue
+            self.remaining -= cost
+            self.seen.add(view.id)
+            taken.append(view)
+        return taken
+
+
+def _recent_view(memory: Memory) -> MemoryView:
+    view = memory_view(memory)
+    if len(view.content) > RECENT_CONTENT_CHARS:
+        view.content = view.content[:RECENT_CONTENT_CHARS].rstrip() + "…"
+    return view
+
+
+def context_get(
+    *, caller: Caller, task: str | None = None, project: str | None = None, budget_tokens: int | None = None
+) -> GetContextOutput:
+    """Everything an agent should know at the start of a task, within a token budget."""
+    budget = _budget(budget_tokens)
+    scope = scope_for_project(project)
+    scopes = read_scopes(project)
+    task_query = _clean_query(task, field="task", required=False)
+    packer = _Packer(budget)
+
+    preferences = served().filter(type=MemoryType.PREFERENCE, scope__in=scopes).order_by("-created_at", "-id")
+    handoff = (
+        served()
+        .filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
+        .exclude(attrs__has_key="resumed_at")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    recent = (
+        served()
+        .filter(scope=scope, type=MemoryType.EPISODIC)
+        .order_by("-created_at", "-id")[:RECENT_SESSIONS]
+    )
+
+    output = GetContextOutput(
+        preferences=packer.take([memory_view(m) for m in preferences[:SECTION_LIMIT]]),
+        handoff=(packer.take([memory_view(handoff)]) or [None])[0] if handoff else None,
+        recent=packer.take([_recent_view(m) for m in recent]),
+        project=[],
+        relevant=[],
+    )
+    if scope != USER_SCOPE:
+        rules = (
+            served()
+            .filter(scope=scope, type=MemoryType.PROJECT)
+            .order_by("-created_at", "-id")[:SECTION_LIMIT]
+        )
+        output.project = packer.take([memory_view(m) for m in rules])
+    if task_query:
+        output.relevant = packer.take(
+            memory_search(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
+        )
+    output.truncated = packer.truncated or None
+    return output
+
+
+def memory_list(
+    *, status: str | None = None, type: str | None = None, scope: str | None = None, limit: int = 50
+) -> QuerySet[Memory]:
+    """The owner's listing, newest first, in any status."""
+    memories = Memory.objects.order_by("-created_at", "-id")
+    if status:
+        if status not in Status.values:
+            raise InvalidInput(f"status {status!r} is not one of: {', '.join(Status.values)}")
+        memories = memories.filter(status=status)
+    if type:
+        if type not in MemoryType.values:
+            raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+        memories = memories.filter(type=type)
+    if scope:
+        # Accept a stored scope as listed ("project:github.com/o/r") or a project as agents pass it.
+        is_scope = scope == USER_SCOPE or scope.startswith(("project:", "repo:"))
+        memories = memories.filter(scope=scope if is_scope else scope_for_project(scope))
+    return memories[: max(1, min(limit, 500))]

@@ -1,0 +1,485 @@
+"""Writes to memory: remember, handoff, resume, forget, and the owner's review actions.
+
+Every surface (MCP tools, REST, dashboard, commands) calls these functions; the rules of the contract
+(seeds/000) and of spec §1.4–§1.5 live here and nowhere else. Each function validates everything before
+it writes, so bad input changes nothing, and owns its transaction.
+"""
+
+import logging
+import uuid
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet, Value
+from django.db.models.functions import MD5
+from django.db.models.lookups import Exact
+
+from kenfold import clock
+from kenfold.caller import Caller
+from kenfold.db_functions import ContentKey
+from kenfold.errors import Conflict, InvalidInput, NotFound
+from memories import search
+from memories.models import Memory, MemoryType, Status, Trust
+from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
+from memories.scope import scope_for_project
+from memories.secrets import redact_secrets, reject_secrets
+from memories.views import HANDOFF_KIND, memory_view
+
+log = logging.getLogger(__name__)
+
+MAX_CONTENT_CHARS = 8000
+MAX_TTL = timedelta(days=365)
+HANDOFF_DEFAULT_TTL = timedelta(days=7)
+HANDOFF_MAX_TTL = timedelta(days=30)
+MAX_NEXT_STEPS = 20
+MAX_STEP_CHARS = 1000
+MAX_REASON_CHARS = 1000
+SIMILAR_LIMIT = 3
+SIMILAR_TRIGRAM_THRESHOLD = 0.5
+# Session summaries and temporary notes are expected to resemble each other; hints there are noise.
+NO_SIMILAR_TYPES = frozenset({MemoryType.EPISODIC, MemoryType.TEMPORARY})
+CLI_AGENT = "kenfold-cli"
+
+
+# --- shared checks -----------------------------------------------------------------------------------
+
+
+def parse_memory_id(value: str, *, field: str | None = None) -> uuid.UUID:
+    """A canonical UUID, or an error telling the caller where valid ids come from."""
+    text = (value or "").strip()
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or str(parsed) != text.lower():
+        prefix = f"{field}: " if field else ""
+        raise InvalidInput(
+            f'{prefix}"{text[:80]}" is not a memory id (use an id returned by remember, recall, or get_context)'
+        )
+    return parsed
+
+
+def _clean_text(value: str, *, field: str, limit: int, advice: str) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise InvalidInput(f"{field} must not be empty")
+    if "\x00" in text:
+        # PostgreSQL text cannot hold NUL; refusing here keeps it a clear input error, not a crash.
+        raise InvalidInput(f"{field} contains a NUL character (\\x00); remove it and try again")
+    if len(text) > limit:
+        raise InvalidInput(f"{field} is {len(text)} characters; the limit is {limit}. {advice}")
+    return text
+
+
+def _clean_reason(reason: str | None) -> str:
+    """Reasons are free text for the audit trail: cut, NUL-free, and redacted rather than refused."""
+    return redact_secrets((reason or "").replace("\x00", "").strip()[:MAX_REASON_CHARS])
+
+
+def _ttl(
+    ttl_seconds: int | None, *, maximum: timedelta, default: timedelta | None = None
+) -> timedelta | None:
+    if ttl_seconds is None or ttl_seconds == 0:
+        return default
+    if ttl_seconds < 0:
+        raise InvalidInput("ttl_seconds must not be negative")
+    if ttl_seconds > maximum.total_seconds():
+        raise InvalidInput(
+            f"ttl_seconds is {ttl_seconds}; the limit is {maximum.days} days ({int(maximum.total_seconds())} seconds)"
+        )
+    return timedelta(seconds=ttl_seconds)
+
+
+def _live(queryset: QuerySet[Memory]) -> QuerySet[Memory]:
+    now = clock.now()
+    return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
+def _same_content(content: str) -> Exact:
+    """content_key equal to the key of `content`, computed by the same SQL function as the column.
+
+    The md5 comparison lets PostgreSQL use the memory_dedupe index; the full comparison keeps an md5
+    collision from merging two different memories.
+    """
+    return Q(Exact(MD5(F("content_key")), MD5(ContentKey(Value(content))))) & Q(
+        Exact(F("content_key"), ContentKey(Value(content)))
+    )
+
+
+def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | None:
+    candidates = _live(Memory.objects.filter(scope=scope, status__in=[Status.ACTIVE, Status.PROPOSED]))
+    if type is not None:
+        candidates = candidates.filter(type=type)
+    return candidates.filter(_same_content(content)).order_by("-created_at", "-id").first()
+
+
+def _xact_lock(*parts: str) -> None:
+    """A transaction-scoped advisory lock on a text key (released at commit or rollback)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["\n".join(parts)])
+
+
+def _remember_lock(*, scope: str, content: str) -> None:
+    # Keyed without the type on purpose: a typed and an untyped remember of the same text must serialize,
+    # or both could miss each other's row and insert twice.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('remember' || chr(10) || %s || chr(10) || "
+            "kenfold_content_key(%s), 0))",
+            [scope, content],
+        )
+
+
+def _similar(memory: Memory) -> list[MemoryView]:
+    """Up to three active memories in the same scope that say something close (best effort)."""
+    try:
+        ranked = search.trigram_similar(
+            memory_id=memory.id,
+            content=memory.content,
+            scope=memory.scope,
+            now=clock.now(),
+            threshold=SIMILAR_TRIGRAM_THRESHOLD,
+            limit=SIMILAR_LIMIT,
+        )
+    except Exception:
+        log.warning("similar-memory lookup failed", exc_info=True)
+        return []
+    rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
+    return [
+        memory_view(rows[hit.memory_id], score=round(hit.score, 4)) for hit in ranked if hit.memory_id in rows
+    ]
+
+
+# --- remember -----------------------------------------------------------------------------------------
+
+
+def memory_remember(
+    *,
+    caller: Caller,
+    content: str,
+    type: str | None = None,
+    project: str | None = None,
+    supersedes: str | None = None,
+    ttl_seconds: int | None = None,
+    session_id: str | None = None,
+) -> RememberOutput:
+    """Store one durable memory, or return the existing one that already says the same thing.
+
+    Dedup: same scope, same normalized text (case, whitespace, trailing punctuation), same type or any
+    type when the caller gave none, among active and proposed unexpired memories. Concurrent identical
+    calls serialize on an advisory lock, so they store one row.
+    """
+    caller.require_write("remember")
+    content = _clean_text(
+        content, field="content", limit=MAX_CONTENT_CHARS, advice="Store one self-contained fact per memory"
+    )
+    scope = scope_for_project(project)
+    if type is not None and type not in MemoryType.values:
+        raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+    ttl = _ttl(ttl_seconds, maximum=MAX_TTL)
+    if type == MemoryType.TEMPORARY and ttl is None:
+        raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
+    reject_secrets(field="content", text=content)
+
+    if supersedes is not None and supersedes.strip():
+        return _remember_superseding(
+            caller=caller,
+            content=content,
+            type=type,
+            scope=scope,
+            target_id=parse_memory_id(supersedes, field="supersedes"),
+            ttl=ttl,
+            session_id=session_id,
+        )
+
+    with transaction.atomic():
+        _remember_lock(scope=scope, content=content)
+        duplicate = _find_duplicate(scope=scope, content=content, type=type)
+        if duplicate is not None:
+            return RememberOutput(
+                id=str(duplicate.id), type=duplicate.type, status=duplicate.status, deduplicated=True
+            )
+        if type is None:
+            type, type_source = (MemoryType.SEMANTIC if scope == "user" else MemoryType.PROJECT), "default"
+        else:
+            type_source = "agent"
+        previous_summary = None
+        if type == MemoryType.EPISODIC and session_id:
+            # One current summary per agent and session: a session that ends twice replaces its summary.
+            previous_summary = (
+                Memory.objects.select_for_update()
+                .filter(
+                    scope=scope,
+                    type=MemoryType.EPISODIC,
+                    source_agent=caller.agent,
+                    source_session=session_id,
+                    status=Status.ACTIVE,
+                )
+                .order_by("-created_at", "-id")
+                .first()
+            )
+        memory = _insert(
+            caller=caller,
+            content=content,
+            type=type,
+            scope=scope,
+            ttl=ttl,
+            session_id=session_id,
+            attrs={"type_source": type_source},
+            supersedes=previous_summary,
+        )
+        if previous_summary is not None:
+            Memory.objects.filter(pk=previous_summary.pk).update(status=Status.SUPERSEDED)
+    return _remember_output(memory)
+
+
+def _remember_superseding(
+    *,
+    caller: Caller,
+    content: str,
+    type: str | None,
+    scope: str,
+    target_id: uuid.UUID,
+    ttl: timedelta | None,
+    session_id: str | None,
+) -> RememberOutput:
+    with transaction.atomic():
+        target = (
+            Memory.objects.select_for_update()
+            .annotate(same_content=Exact(F("content_key"), ContentKey(Value(content))))
+            .filter(pk=target_id)
+            .first()
+        )
+        if target is None:
+            raise NotFound(
+                f"supersedes: memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+            )
+        if target.scope != scope:
+            raise InvalidInput(
+                f"supersedes: memory {target_id} is in scope {target.scope}, but this memory would be in {scope}; "
+                "pass the same project as the memory you replace"
+            )
+        if target.status != Status.ACTIVE:
+            raise Conflict(
+                f"supersedes: memory {target_id} is no longer active (it is {target.status}); "
+                "use recall to find the current version"
+            )
+        type_source = "agent"
+        if type is None:
+            type, type_source = target.type, "superseded"
+        if type == target.type and target.same_content:
+            # Replacing a statement with itself changes nothing.
+            return RememberOutput(
+                id=str(target.id), type=target.type, status=target.status, deduplicated=True
+            )
+        memory = _insert(
+            caller=caller,
+            content=content,
+            type=type,
+            scope=scope,
+            ttl=ttl,
+            session_id=session_id,
+            attrs={"type_source": type_source},
+            supersedes=target,
+        )
+        # A proposed replacement leaves the old memory serving until the owner approves the new one.
+        if memory.status == Status.ACTIVE:
+            Memory.objects.filter(pk=target.pk).update(status=Status.SUPERSEDED)
+    return _remember_output(memory)
+
+
+def _insert(
+    *,
+    caller: Caller,
+    content: str,
+    type: str,
+    scope: str,
+    ttl: timedelta | None,
+    session_id: str | None,
+    attrs: dict,
+    supersedes: Memory | None,
+) -> Memory:
+    now = clock.now()
+    if type == MemoryType.TEMPORARY and ttl is None:
+        raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
+    return Memory.objects.create(
+        type=type,
+        scope=scope,
+        content=content,
+        attrs=attrs,
+        source_agent=caller.agent,
+        source_session=session_id,
+        trust=Trust.AGENT,
+        confidence=0.5,
+        # Preferences shape every future session, so the user confirms them before they are served.
+        status=Status.PROPOSED if type == MemoryType.PREFERENCE else Status.ACTIVE,
+        supersedes=supersedes,
+        expires_at=now + ttl if ttl else None,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _remember_output(memory: Memory) -> RememberOutput:
+    similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory)
+    return RememberOutput(
+        id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
+    )
+
+
+# --- handoff / resume -----------------------------------------------------------------------------------
+
+
+def _handoffs(scope: str) -> QuerySet[Memory]:
+    return Memory.objects.filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
+
+
+def handoff_create(
+    *,
+    caller: Caller,
+    summary: str,
+    next_steps: list[str] | None = None,
+    project: str | None = None,
+    ttl_seconds: int | None = None,
+    session_id: str | None = None,
+) -> HandoffOutput:
+    """Leave the one active handoff of a project; an earlier one is superseded and linked."""
+    caller.require_write("handoff")
+    summary = _clean_text(
+        summary, field="summary", limit=MAX_CONTENT_CHARS, advice="Summarize; details belong in remember"
+    )
+    steps: list[str] = []
+    for index, step in enumerate(next_steps or []):
+        step = (step or "").strip()
+        if len(step) > MAX_STEP_CHARS:
+            raise InvalidInput(
+                f"next_steps[{index}] is {len(step)} characters; the limit is {MAX_STEP_CHARS}"
+            )
+        if "\x00" in step:
+            raise InvalidInput(
+                f"next_steps[{index}] contains a NUL character (\\x00); remove it and try again"
+            )
+        reject_secrets(field=f"next_steps[{index}]", text=step)
+        if step:
+            steps.append(step)
+    if len(steps) > MAX_NEXT_STEPS:
+        raise InvalidInput(f"next_steps has {len(steps)} steps; the limit is {MAX_NEXT_STEPS}")
+    reject_secrets(field="summary", text=summary)
+    scope = scope_for_project(project)
+    ttl = _ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
+
+    with transaction.atomic():
+        _xact_lock("handoff", scope)
+        previous = _handoffs(scope).filter(status=Status.ACTIVE).order_by("-created_at", "-id")
+        newest = previous.first()
+        previous.update(status=Status.SUPERSEDED)
+        memory = _insert(
+            caller=caller,
+            content=summary,
+            type=MemoryType.TEMPORARY,
+            scope=scope,
+            ttl=ttl,
+            session_id=session_id,
+            attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
+            supersedes=newest,
+        )
+    return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
+
+
+def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutput:
+    """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
+    caller.require_write("resume")
+    scope = scope_for_project(project)
+    handoff = _live(_handoffs(scope).filter(status=Status.ACTIVE)).order_by("-created_at", "-id").first()
+    if handoff is None:
+        return ResumeOutput()
+    try:
+        # Conditional on the key being absent, so concurrent resumers cannot overwrite the first one.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """UPDATE memory SET attrs = attrs || jsonb_build_object('resumed_at', %s::text, 'resumed_by', %s::text)
+                   WHERE id = %s AND NOT attrs ? 'resumed_at'""",
+                [clock.now().isoformat(), caller.agent, handoff.id],
+            )
+        handoff.refresh_from_db(fields=["attrs"])
+    except Exception:
+        log.warning(
+            "recording who resumed a handoff failed", exc_info=True, extra={"memory_id": str(handoff.id)}
+        )
+    return ResumeOutput(handoff=memory_view(handoff))
+
+
+# --- forget and the owner's review ----------------------------------------------------------------------
+
+
+def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) -> ForgetOutput:
+    """Soft-delete: the row stays for audit; the first deletion's who and why are kept."""
+    caller.require_write("forget")
+    target_id = parse_memory_id(memory_id)
+    reason = _clean_reason(reason)
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().filter(pk=target_id).first()
+        if memory is None:
+            raise NotFound(
+                f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+            )
+        if memory.status != Status.DELETED:
+            record = {"forgotten_by": caller.agent} | ({"forget_reason": reason} if reason else {})
+            memory.attrs = (memory.attrs or {}) | record
+            memory.status = Status.DELETED
+            memory.save(update_fields=["attrs", "status"])
+    return ForgetOutput(id=str(memory.id), status=memory.status)
+
+
+def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = CLI_AGENT) -> Memory:
+    """Serve a proposed memory, confirmed by the user (trust = user); optionally retiring another one."""
+    target_id = parse_memory_id(memory_id)
+    replaced_id = parse_memory_id(replaces, field="replaces") if replaces else None
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().filter(pk=target_id).first()
+        if memory is None:
+            raise NotFound(f"memory {target_id} does not exist")
+        if replaced_id is None and memory.status == Status.ACTIVE:
+            return memory
+        if memory.status != Status.PROPOSED:
+            raise InvalidInput(
+                f"memory {target_id} is {memory.status}, not proposed; only proposed memories are approved"
+            )
+        retire_id = replaced_id or memory.supersedes_id
+        if retire_id is not None:
+            old = Memory.objects.select_for_update().filter(pk=retire_id).first()
+            if replaced_id is not None:
+                if old is None:
+                    raise NotFound(f"replaces: memory {replaced_id} does not exist")
+                if old.scope != memory.scope or old.status != Status.ACTIVE or old.pk == memory.pk:
+                    raise InvalidInput(
+                        f"replaces: memory {replaced_id} must be a different active memory in {memory.scope}"
+                    )
+                memory.supersedes = old
+            if old is not None and old.status == Status.ACTIVE:
+                Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED)
+        memory.status = Status.ACTIVE
+        memory.trust = Trust.USER
+        memory.attrs = (memory.attrs or {}) | {"approved_by": actor}
+        memory.save(update_fields=["status", "trust", "supersedes", "attrs"])
+    return memory
+
+
+def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI_AGENT) -> Memory:
+    """Refuse a proposed memory: it is deleted, with who and why, and never proposed again."""
+    target_id = parse_memory_id(memory_id)
+    reason = _clean_reason(reason)
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().filter(pk=target_id).first()
+        if memory is None:
+            raise NotFound(f"memory {target_id} does not exist")
+        if memory.status != Status.PROPOSED:
+            raise InvalidInput(
+                f"memory {target_id} is {memory.status}, not proposed; use forget to remove it"
+            )
+        memory.status = Status.DELETED
+        memory.attrs = (
+            (memory.attrs or {}) | {"forgotten_by": actor} | ({"forget_reason": reason} if reason else {})
+        )
+        memory.save(update_fields=["status", "attrs"])
+    return memory

@@ -1,0 +1,28 @@
+"""Turning Memory rows into the MemoryView that every surface returns."""
+
+from memories.models import Memory
+from memories.schemas import MemoryView
+
+HANDOFF_KIND = "handoff"
+
+
+def is_handoff(memory: Memory) -> bool:
+    return memory.type == "temporary" and (memory.attrs or {}).get("kind") == HANDOFF_KIND
+
+
+def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
+    attrs = memory.attrs or {}
+    handoff = is_handoff(memory)
+    return MemoryView(
+        id=str(memory.id),
+        type=memory.type,  # type: ignore[arg-type]
+        scope=memory.scope,
+        content=memory.content,
+        source_agent=memory.source_agent,
+        trust=memory.trust,  # type: ignore[arg-type]
+        created_at=memory.created_at,
+        expires_at=memory.expires_at,
+        next_steps=list(attrs.get("next_steps") or []) if handoff else None,
+        resumed_by=attrs.get("resumed_by") if handoff else None,
+        score=score,
+    )
