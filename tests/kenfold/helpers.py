@@ -5,6 +5,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,11 @@ def free_port() -> int:
 
 def kenfold_env(home: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
-    env |= {"KENFOLD_HOME": str(home), "KENFOLD_EMBEDDED_DURABLE": "false", "DJANGO_SETTINGS_MODULE": "kenfold.settings"}
+    env |= {
+        "KENFOLD_HOME": str(home),
+        "KENFOLD_EMBEDDED_DURABLE": "false",
+        "DJANGO_SETTINGS_MODULE": "kenfold.settings",
+    }
     return env | extra
 
 
@@ -54,10 +59,22 @@ def wait_for_http(url: str, *, timeout: float = 60) -> None:
 
 @contextmanager
 def running(argv: list[str], *, env: dict[str, str], ready_url: str) -> Iterator[subprocess.Popen[str]]:
-    """Run a server in its own process group until the block ends; then stop the whole group."""
+    """Run a server in its own process group until the block ends; then stop the whole group.
+
+    Its output goes to a file, not a pipe: a chatty server (access logs) would block once a pipe that
+    nobody reads is full. `server_output(proc)` reads it.
+    """
+    log = tempfile.NamedTemporaryFile("w+", prefix="kenfold-server-", suffix=".log", delete=False)  # noqa: SIM115
     proc = subprocess.Popen(
-        argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        argv,
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
+    proc.log_path = log.name  # type: ignore[attr-defined]
     try:
         wait_for_http(ready_url)
         yield proc
@@ -68,3 +85,8 @@ def running(argv: list[str], *, env: dict[str, str], ready_url: str) -> Iterator
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        log.close()
+
+
+def server_output(proc: subprocess.Popen[str]) -> str:
+    return Path(proc.log_path).read_text()  # type: ignore[attr-defined]

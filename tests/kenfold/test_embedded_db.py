@@ -109,5 +109,7 @@ def test_app_role_is_not_a_superuser(home: Path) -> None:
 
 
 def test_db_commands_refuse_to_manage_an_external_server(tmp_path: Path) -> None:
-    result = manage(tmp_path, "db", "stop", check=False, KENFOLD_DATABASE_URL="postgres://kenfold@127.0.0.1:1/kenfold")
+    result = manage(
+        tmp_path, "db", "stop", check=False, KENFOLD_DATABASE_URL="postgres://kenfold@127.0.0.1:1/kenfold"
+    )
     assert result.returncode != 0 and "does not start or stop that server" in result.stderr

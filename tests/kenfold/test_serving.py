@@ -7,7 +7,7 @@ import httpx
 
 from kenfold.embedded_db import EmbeddedCluster
 
-from .helpers import free_port, kenfold_env, manage, running
+from .helpers import free_port, kenfold_env, manage, running, server_output
 
 
 def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Path) -> None:
@@ -18,7 +18,17 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
     try:
         # A server started on a database whose schema is behind (as a container might be) is not ready.
         gunicorn = str(Path(sys.executable).parent / "gunicorn")
-        argv = [gunicorn, "kenfold.asgi:application", "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"]
+        argv = [
+            gunicorn,
+            "kenfold.asgi:application",
+            "-k",
+            "asgi",
+            "-w",
+            "1",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--no-control-socket",
+        ]
         with running(argv, env=env, ready_url=f"{base}/healthz"):
             response = httpx.get(f"{base}/readyz")
             assert (response.status_code, response.json()) == (503, {"status": "migrations pending"})
@@ -38,7 +48,7 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
             manage(home, "db", "start")
             assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
             assert server.poll() is None
-        output = server.stdout.read() if server.stdout else ""
+        output = server_output(server)
         assert "Next steps" in output and "key create" in output
     finally:
         EmbeddedCluster(home=home).stop()

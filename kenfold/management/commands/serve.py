@@ -25,7 +25,9 @@ class Command(BaseCommand):
             call_command("migrate", interactive=False, verbosity=0)
         executor = MigrationExecutor(connection)
         if executor.migration_plan(executor.loader.graph.leaf_nodes()):
-            raise CommandError("the database schema is out of date: run `python manage.py migrate` (or serve --migrate)")
+            raise CommandError(
+                "the database schema is out of date: run `python manage.py migrate` (or serve --migrate)"
+            )
         has_keys = ApiKey.objects.filter(revoked_at__isnull=True).exists()
         connection.close()
 
@@ -70,4 +72,6 @@ class Command(BaseCommand):
                 + ("" if loopback else f" The server listens on {settings.HTTP_HOST}, beyond this machine!")
             )
         elif not has_keys:
-            self.stderr.write("No API keys exist yet: agents cannot connect until you create one (step 1 below).")
+            self.stderr.write(
+                "No API keys exist yet: agents cannot connect until you create one (step 1 below)."
+            )
