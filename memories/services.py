@@ -193,6 +193,11 @@ def memory_remember(
         )
 
     with transaction.atomic():
+        replaces_session_summary = type == MemoryType.EPISODIC and bool(session_id)
+        if replaces_session_summary:
+            # Summaries of one session differ in content, so the content lock alone would let two of them
+            # both see "no previous summary". Taken before the content lock, always in this order.
+            _xact_lock("session", scope, caller.agent, session_id or "")
         _remember_lock(scope=scope, content=content)
         duplicate = _find_duplicate(scope=scope, content=content, type=type)
         if duplicate is not None:
@@ -204,7 +209,7 @@ def memory_remember(
         else:
             type_source = "agent"
         previous_summary = None
-        if type == MemoryType.EPISODIC and session_id:
+        if replaces_session_summary:
             # One current summary per agent and session: a session that ends twice replaces its summary.
             previous_summary = (
                 Memory.objects.select_for_update()

@@ -1,0 +1,103 @@
+"""Concurrent writers never duplicate or drop a write (spec §1.4 step 9, §1.5 handoff).
+
+Real threads, each with its own database connection, released together by a barrier.
+"""
+
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.db import connection
+
+from kenfold.caller import Caller
+from memories import services
+from memories.models import Memory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REPO = "github.com/kenfold/kenfold"
+WRITERS = 6
+
+
+def in_parallel(calls: list[Callable[[], object]]) -> list[object]:
+    barrier = threading.Barrier(len(calls))
+    results: list[object] = [None] * len(calls)
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = calls[index]()
+        except Exception as exc:  # surfaced by the assertions below
+            results[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def remember_call(content: str, **kwargs: object) -> Callable[[], object]:
+    return lambda: services.memory_remember(caller=Caller(agent="claude-code"), content=content, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"project": REPO}, {"type": "preference"}, {"project": REPO, "type": "codebase"}],
+    ids=["project", "preference", "typed"],
+)
+def test_identical_parallel_remembers_store_one_row(kwargs: dict) -> None:
+    results = in_parallel([remember_call("Parallel writes must not duplicate.", **kwargs)] * WRITERS)
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert len({r.id for r in results}) == 1
+    assert sum(r.deduplicated for r in results) == WRITERS - 1
+    assert Memory.objects.count() == 1
+    if kwargs.get("type") == "preference":
+        assert Memory.objects.get().status == "proposed", "a deduplicated preference stays proposed"
+
+
+def test_typed_and_untyped_remembers_of_the_same_text_serialize() -> None:
+    calls = [remember_call("Mixed typing must not duplicate.", project=REPO)] * 3
+    calls += [remember_call("mixed typing must not duplicate", project=REPO, type="project")] * 3
+    results = in_parallel(calls)
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert Memory.objects.count() == 1
+
+
+def test_parallel_session_summaries_leave_one_current_summary() -> None:
+    calls = [
+        remember_call(f"Session summary, version {n}.", project=REPO, type="episodic", session_id="s-1")
+        for n in range(WRITERS)
+    ]
+    results = in_parallel(calls)
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert Memory.objects.filter(status="active").count() == 1
+    assert Memory.objects.filter(status="superseded").count() == WRITERS - 1
+
+
+def test_parallel_handoffs_leave_one_active_handoff() -> None:
+    agent = Caller(agent="claude-code")
+    results = in_parallel(
+        [
+            lambda n=n: services.handoff_create(caller=agent, summary=f"State {n}", project=REPO)
+            for n in range(WRITERS)
+        ]
+    )
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert Memory.objects.filter(status="active").count() == 1
+    assert Memory.objects.count() == WRITERS
+
+
+def test_explicit_supersede_races_retire_the_target_once() -> None:
+    target = services.memory_remember(caller=Caller(agent="a"), content="Version one.", project=REPO)
+    results = in_parallel(
+        [remember_call(f"Version {n + 2}.", project=REPO, supersedes=target.id) for n in range(4)]
+    )
+    successes = [r for r in results if not isinstance(r, Exception)]
+    failures = [r for r in results if isinstance(r, Exception)]
+    assert len(successes) == 1, "only one replacement can retire the target"
+    assert all("no longer active" in str(f) for f in failures)
+    assert Memory.objects.filter(status="active").count() == 1
