@@ -127,7 +127,7 @@ def test_supersede_retires_the_old_memory_and_keeps_it_as_history() -> None:
     assert Memory.objects.get(pk=old.id).status == "superseded"
     assert Memory.objects.get(pk=new.id).supersedes_id == Memory.objects.get(pk=old.id).pk
     assert recall_ids("deploys", project=REPO) == [new.id]
-    with pytest.raises(Conflict, match="no longer active.*use recall"):
+    with pytest.raises(Conflict, match=r"no longer active.*use recall"):
         remember("Deploys go through Buildkite.", project=REPO, supersedes=old.id)
 
 
