@@ -1,29 +1,45 @@
-"""ASGI entry point (gunicorn -k asgi): a small router in front of Django.
+"""ASGI entry point (gunicorn -k asgi): a small router in front of Django and the MCP endpoint.
 
-The router answers the lifespan protocol itself, which Django's ASGI handler does not support; the MCP
-app that joins it later needs lifespan to start its task group.
+`/mcp` (exact match, so `/mcp-anything` stays Django's) goes to the guarded MCP endpoint built in
+kenfold.mcp.transports; `/api/…` to Django behind the same guard; everything else to Django. The lifespan protocol goes to the MCP SDK's app, which
+needs it to start its task group; Django's ASGI handler does not support lifespan.
 """
 
+import logging
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kenfold.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.asgi import get_asgi_application
 
+# Sets Django up before anything below imports models.
 django_app = get_asgi_application()
 
+from django.conf import settings  # noqa: E402
+from starlette.types import Receive, Scope, Send  # noqa: E402
 
-async def _lifespan(receive, send) -> None:  # type: ignore[no-untyped-def]
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+from kenfold.http_guard import RequestGuard  # noqa: E402
+from kenfold.mcp.transports import MCP_PATH, DjangoRequestScope, build_http_app  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+mcp_endpoint, mcp_sdk_app = build_http_app()
+# The REST API sits behind the same guard as /mcp (Host allowlist, cross-origin protection, API key).
+API_PREFIX = "/api/"
+api_endpoint = DjangoRequestScope(RequestGuard(django_app))
+
+if settings.AUTH_MODE == "none":
+    log.warning(
+        "KENFOLD_AUTH=none: every request is trusted and no API key is checked; "
+        "use it only on a machine nobody else can reach"
+    )
 
 
-async def application(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
-        return await _lifespan(receive, send)
+        return await mcp_sdk_app(scope, receive, send)
+    if scope["type"] == "http" and scope["path"] == MCP_PATH:
+        return await mcp_endpoint(scope, receive, send)
+    if scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+        return await api_endpoint(scope, receive, send)
     return await django_app(scope, receive, send)

@@ -1,18 +1,31 @@
-"""Host allowlist (DNS-rebinding defence) shared by every HTTP surface.
+"""The checks in front of every HTTP surface: Host allowlist, cross-origin protection, API key (spec §1.15).
 
 Django's own ALLOWED_HOSTS check cannot be used: /mcp is served by the MCP SDK and never passes through
 Django's middleware, and /healthz and /readyz must answer whatever Host a container health check sends.
-So the rule lives here, once, and both the Django middleware below and the ASGI router call it.
+So each rule lives here, once, as a plain function; the Django middleware below and the ASGI
+`RequestGuard` (in front of /mcp, and of the REST API) both call them.
 """
 
+import logging
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.request import split_domain_port, validate_host
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kenfold.auth import authenticated_as, caller_from_authorization
+from kenfold.errors import AuthenticationFailed
+
+log = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 HOST_FORBIDDEN = "forbidden: host not allowed"
+AUTH_CHECK_FAILED = "internal error while checking the API key; the Kenfold server log has details"
 
 
 def host_allowed(host_header: str) -> bool:
@@ -23,6 +36,23 @@ def host_allowed(host_header: str) -> bool:
     return bool(domain) and validate_host(domain, settings.KENFOLD_ALLOWED_HOSTS)
 
 
+def cross_origin_refusal(*, sec_fetch_site: str | None, origin: str | None) -> str | None:
+    """Why a request looks like it comes from a web page on another site, or None if it does not.
+
+    Agents and sync clients send neither header (or a same-origin one); browsers send at least one, so a
+    malicious page cannot make a visitor's browser talk to a Kenfold it can reach (such as localhost).
+    """
+    if sec_fetch_site is not None and sec_fetch_site.strip().lower() == "cross-site":
+        return "forbidden: cross-site request (Sec-Fetch-Site: cross-site); Kenfold accepts no requests from web pages"
+    # `Origin: null` (sandboxed pages, file: URLs) has no host and is refused like any foreign origin.
+    if origin is not None and not host_allowed(urlsplit(origin.strip()).netloc):
+        return (
+            f"forbidden: origin {origin.strip()[:200]!r} is not an allowed host "
+            "(list its host in KENFOLD_ALLOWED_HOSTS if it is yours)"
+        )
+    return None
+
+
 class HostAllowlistMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -31,3 +61,47 @@ class HostAllowlistMiddleware:
         if request.path not in OPEN_PATHS and not host_allowed(request.META.get("HTTP_HOST", "")):
             return JsonResponse({"error": HOST_FORBIDDEN}, status=403)
         return self.get_response(request)
+
+
+class RequestGuard:
+    """ASGI wrapper for API surfaces, outermost first: Host allowlist (403), cross-origin protection (403),
+    then the bearer API key (401), unless KENFOLD_AUTH=none.
+
+    The authenticated caller is bound to the request's context for the wrapped app (kenfold.auth). A key
+    is looked up on every request, so a revoked key fails on its very next one. The lookup needs the
+    database: wrap this in a Django request scope.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        if not host_allowed(headers.get("host", "")):
+            return await _error(403, HOST_FORBIDDEN)(scope, receive, send)
+        refusal = cross_origin_refusal(
+            sec_fetch_site=headers.get("sec-fetch-site"), origin=headers.get("origin")
+        )
+        if refusal is not None:
+            return await _error(403, refusal)(scope, receive, send)
+        if settings.AUTH_MODE == "none":
+            return await self.app(scope, receive, send)
+        try:
+            caller = await sync_to_async(caller_from_authorization, thread_sensitive=True)(
+                headers.get("authorization")
+            )
+        except AuthenticationFailed as exc:
+            return await _error(401, exc.message, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
+        except Exception:
+            # The database (or something else) failed: the key may be fine, so this is not a 401, which
+            # would make clients throw their key away.
+            log.exception("API key check failed")
+            return await _error(500, AUTH_CHECK_FAILED)(scope, receive, send)
+        with authenticated_as(caller):
+            await self.app(scope, receive, send)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)

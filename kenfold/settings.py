@@ -21,6 +21,7 @@ from kenfold.env import (
     env_list,
     env_str,
 )
+from memories.scope import is_valid_agent_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -72,6 +73,13 @@ try:
         h.lower() for h in env_list("KENFOLD_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "::1"])
     ]
     AUTH_MODE = env_choice("KENFOLD_AUTH", "apikey", ("apikey", "none"))
+    # The agent that `manage.py mcp` (stdio) attributes writes to; None means the client's own name.
+    STDIO_AGENT = env_str("KENFOLD_AGENT") or None
+    if STDIO_AGENT is not None and not is_valid_agent_name(STDIO_AGENT):
+        raise ConfigError(
+            f"KENFOLD_AGENT={STDIO_AGENT!r} is not a valid agent name: use 1-64 characters of lowercase "
+            "letters, digits, '.', '_' or '-', starting with a letter or digit (for example codex)"
+        )
     AUTO_MIGRATE = env_bool("KENFOLD_AUTO_MIGRATE", False)
     LOG_LEVEL = env_choice("KENFOLD_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
     SECRET_KEY_FROM_ENV = env_str("KENFOLD_SECRET_KEY")
@@ -130,6 +138,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
     "django.contrib.postgres",
+    "django.contrib.staticfiles",
+    "ninja",
     "memories",
     "coderefs",
     "oauth",
@@ -140,6 +150,7 @@ MIDDLEWARE = [
     "kenfold.http_guard.HostAllowlistMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "kenfold.api.ApiErrorShapeMiddleware",
 ]
 
 ROOT_URLCONF = "kenfold.urls"
@@ -155,6 +166,7 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": _default_db}
+STATIC_URL = "/static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
@@ -162,6 +174,8 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# The largest body any endpoint takes (a refs check with 1000 results); anything larger is refused unread.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
@@ -174,5 +188,9 @@ LOGGING = {
         "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "json"}
     },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
-    "loggers": {"django": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"}},
+    "loggers": {
+        "django": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"},
+        # Logs "Terminating session: None" at INFO after every stateless 2025-era POST.
+        "mcp.server.streamable_http": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"},
+    },
 }

@@ -6,6 +6,7 @@ next to the project's.
 
 from django.db.models import Q, QuerySet
 
+from coderefs.selectors import attach_code_refs, stale_memory_ids, staleness_factor
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.errors import InvalidInput
@@ -74,11 +75,16 @@ def memory_search(*, query: str, scopes: list[str], types: list[str] | None, lim
     """The retrieval pipeline: ranked memories of `scopes` for an already cleaned query."""
     ranked = search.lexical_search(
         query=query, scopes=scopes, types=types, now=clock.now(), limit=max(MIN_RANKER_DEPTH, 4 * limit)
-    )[:limit]
+    )
     rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
-    return [
-        memory_view(rows[hit.memory_id], score=round(hit.score, 6)) for hit in ranked if hit.memory_id in rows
-    ]
+    views = attach_code_refs(
+        [memory_view(rows[hit.memory_id], score=hit.score) for hit in ranked if hit.memory_id in rows]
+    )
+    for view in views:
+        view.score = round(max((view.score or 0) * staleness_factor(view), 1e-6), 6)
+    # Stable sort: equal scores keep the ranker's order.
+    views.sort(key=lambda view: -(view.score or 0))
+    return views[:limit]
 
 
 def memory_recall(
@@ -181,7 +187,10 @@ def context_get(
             .filter(scope=scope, type=MemoryType.PROJECT)
             .order_by("-created_at", "-id")[:SECTION_LIMIT]
         )
-        output.project = packer.take([memory_view(m) for m in rules])
+        rule_views = attach_code_refs([memory_view(m) for m in rules])
+        # Rules about code that is gone or changed come last: they may no longer hold.
+        rule_views.sort(key=lambda view: bool(view.stale))
+        output.project = packer.take(rule_views)
     if task_query:
         output.relevant = packer.take(
             memory_search(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
@@ -191,10 +200,17 @@ def context_get(
 
 
 def memory_list(
-    *, status: str | None = None, type: str | None = None, scope: str | None = None, limit: int = 50
+    *,
+    status: str | None = None,
+    type: str | None = None,
+    scope: str | None = None,
+    stale: bool = False,
+    limit: int = 50,
 ) -> QuerySet[Memory]:
-    """The owner's listing, newest first, in any status."""
+    """The owner's listing, newest first, in any status; `stale` keeps memories whose code changed or went."""
     memories = Memory.objects.order_by("-created_at", "-id")
+    if stale:
+        memories = memories.filter(pk__in=stale_memory_ids())
     if status:
         if status not in Status.values:
             raise InvalidInput(f"status {status!r} is not one of: {', '.join(Status.values)}")

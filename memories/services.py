@@ -14,6 +14,8 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
 
+from coderefs.selectors import attach_code_refs
+from coderefs.services import refs_record
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey
@@ -145,9 +147,13 @@ def _similar(memory: Memory) -> list[MemoryView]:
         log.warning("similar-memory lookup failed", exc_info=True)
         return []
     rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
-    return [
-        memory_view(rows[hit.memory_id], score=round(hit.score, 4)) for hit in ranked if hit.memory_id in rows
-    ]
+    return attach_code_refs(
+        [
+            memory_view(rows[hit.memory_id], score=round(hit.score, 4))
+            for hit in ranked
+            if hit.memory_id in rows
+        ]
+    )
 
 
 # --- remember -----------------------------------------------------------------------------------------
@@ -307,7 +313,7 @@ def _insert(
     now = clock.now()
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
-    return Memory.objects.create(
+    memory = Memory.objects.create(
         type=type,
         scope=scope,
         content=content,
@@ -323,6 +329,8 @@ def _insert(
         created_at=now,
         updated_at=now,
     )
+    refs_record(memory=memory)
+    return memory
 
 
 def _remember_output(memory: Memory) -> RememberOutput:

@@ -17,6 +17,9 @@ class Command(BaseCommand):
         listing.add_argument("--status", choices=Status.values)
         listing.add_argument("--type", choices=MemoryType.values)
         listing.add_argument("--scope", help='"user", a stored scope, or a project as agents pass it')
+        listing.add_argument(
+            "--stale", action="store_true", help="only memories whose referenced code changed or went"
+        )
         listing.add_argument("--limit", type=int, default=50)
         approve = sub.add_parser("approve", help="serve proposed memories (trust becomes user)")
         approve.add_argument("ids", nargs="+")
@@ -46,7 +49,11 @@ class Command(BaseCommand):
     def _list(self, options: dict) -> None:
         try:
             rows = selectors.memory_list(
-                status=options["status"], type=options["type"], scope=options["scope"], limit=options["limit"]
+                status=options["status"],
+                type=options["type"],
+                scope=options["scope"],
+                stale=options["stale"],
+                limit=options["limit"],
             )
         except KenfoldError as exc:
             raise CommandError(str(exc)) from None

@@ -1,0 +1,28 @@
+"""`python manage.py mcp`: the Kenfold MCP server over stdio, for clients that start it as a subprocess.
+
+It uses the same database as `serve` (starting the embedded server if needed) and never migrates it.
+stdout carries the protocol and nothing else: logs go to stderr (settings.LOGGING).
+"""
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from kenfold.mcp.server import build_server
+from kenfold.mcp.transports import stdio_request_scope
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the MCP tools over stdio. Writes are attributed to KENFOLD_AGENT, else to the client's "
+        "name, else to `unknown`."
+    )
+    requires_system_checks: list[str] = []
+
+    def handle(self, *args: object, **options: object) -> None:
+        executor = MigrationExecutor(connection)
+        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            raise CommandError("the database schema is out of date: run `python manage.py migrate` first")
+        connection.close()
+        build_server(agent=settings.STDIO_AGENT, middleware=[stdio_request_scope]).run("stdio")

@@ -1,0 +1,95 @@
+"""Serving the MCP server: the HTTP endpoint mounted by kenfold.asgi, and the per-request DB scope for stdio.
+
+Both transports run the tools outside Django's request cycle, so each MCP request gets what Django gives
+a view: its own DB thread for `sync_to_async(thread_sensitive=True)` (a ThreadSensitiveContext) and the
+request_started / request_finished signals, which close the connection afterwards. Without them every
+request would share one thread and a connection that is never closed (notes/mcp-sdk.md §3.3).
+"""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext
+from django.core import signals
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kenfold.http_guard import RequestGuard
+from kenfold.mcp.server import build_server
+
+MCP_PATH = "/mcp"
+
+
+@asynccontextmanager
+async def django_request_scope() -> AsyncIterator[None]:
+    async with ThreadSensitiveContext():
+        await signals.request_started.asend(sender=__name__)
+        try:
+            yield
+        finally:
+            await signals.request_finished.asend(sender=__name__)
+
+
+class DjangoRequestScope:
+    """ASGI wrapper: one Django request scope per HTTP request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        async with django_request_scope():
+            await self.app(scope, receive, send)
+
+
+async def stdio_request_scope(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """ServerMiddleware: one Django request scope per MCP request on stdio (notifications need none)."""
+    if ctx.request_id is None:
+        return await call_next(ctx)
+    async with django_request_scope():
+        return await call_next(ctx)
+
+
+class PostOnly:
+    """Stateless MCP has no stream to GET and no session to DELETE.
+
+    Left to the SDK, a GET without MCP-Protocol-Version opens an SSE stream that stays open and idle
+    forever (python-sdk issues #2474, #3492), so every other method is answered here.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            response = JSONResponse(
+                {"error": f"method {scope['method']} not allowed: MCP requests are POSTed to {MCP_PATH}"},
+                status_code=405,
+                headers={"Allow": "POST"},
+            )
+            return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def build_http_app() -> tuple[ASGIApp, Starlette]:
+    """The guarded `/mcp` endpoint, and the SDK's own app (whose lifespan the router must run).
+
+    Outermost first: Django request scope, RequestGuard (Host allowlist, cross-origin protection, API key),
+    then the method check and the SDK's stateless JSON transport. The endpoint is only ever built
+    together with the guard, so it cannot be served without authentication by mistake.
+    """
+    sdk_app = build_server().streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,  # any worker or replica answers any request; no Mcp-Session-Id
+        json_response=True,  # one JSON body per POST: tools send no progress notifications
+        # RequestGuard already checks Host and Origin against KENFOLD_ALLOWED_HOSTS (port ignored, which the
+        # SDK's exact-match list cannot express). Passing settings explicitly also avoids the SDK's
+        # default of a localhost-only allowlist, which would answer 421 to every other host.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return DjangoRequestScope(RequestGuard(PostOnly(sdk_app))), sdk_app

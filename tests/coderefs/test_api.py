@@ -1,0 +1,182 @@
+"""The references REST API through the real ASGI stack: guard, routing, validation, error shapes."""
+
+import json
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+
+from kenfold.asgi import application
+from kenfold.caller import Caller
+from memories.keys import api_key_create
+from memories.services import memory_remember
+
+# The guard looks keys up on its own connection, so test data must be committed.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio]
+
+REPO = "github.com/kenfold/kenfold"
+COMMIT = "c" * 40
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _setup() -> dict[str, str]:
+    try:
+        _, writer = api_key_create(agent="refs-sync")
+        _, reader = api_key_create(agent="search-only", read_only=True)
+        memory_remember(
+            caller=Caller(agent="claude-code"),
+            content="`RequireAPIKey` in internal/auth/middleware.go.",
+            project=REPO,
+        )
+        return {"writer": writer, "reader": reader}
+    finally:
+        connection.close()  # this worker thread's connection would otherwise outlive the test database
+
+
+@pytest.fixture
+async def keys() -> dict[str, str]:
+    return await sync_to_async(_setup)()
+
+
+@pytest.fixture
+async def client(keys: dict[str, str]) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=application),
+        base_url="http://localhost:7077",
+        headers={"Authorization": f"Bearer {keys['writer']}"},
+    ) as http:
+        yield http
+
+
+async def test_targets_and_check_round_trip(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/refs", params={"project": "https://github.com/Kenfold/Kenfold.git"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["scope"] == f"project:{REPO}"
+    assert {(t["path"], t["symbol"], t["anchor_commit"]) for t in body["targets"]} == {
+        ("internal/auth/middleware.go", "", None),
+        ("internal/auth/middleware.go", "RequireAPIKey", None),
+    }
+    results = [
+        {"path": t["path"], "symbol": t["symbol"], "found": True, "hash": "h" + t["symbol"]}
+        for t in body["targets"]
+    ]
+    response = await client.post(
+        "/api/v1/refs/check", json={"project": REPO, "commit": COMMIT, "results": results}
+    )
+    assert response.status_code == 200
+    assert response.json() == {
+        "updated": 2,
+        "anchored": 2,
+        "unmatched": 0,
+        "states": {"pending": 0, "current": 2, "changed": 0, "missing": 0, "unresolved": 0},
+    }
+    head = await client.head("/api/v1/refs", params={"project": REPO})
+    assert head.status_code == 200
+
+
+async def test_authentication_is_required(client: httpx.AsyncClient) -> None:
+    for headers in (
+        {"Authorization": ""},
+        {"Authorization": "Bearer kf_nope"},
+        {"Authorization": "Bearer kf_" + "A" * 43},
+    ):
+        response = await client.get("/api/v1/refs", params={"project": REPO}, headers=headers)
+        assert response.status_code == 401
+        assert response.json()["error"]
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+async def test_host_and_cross_origin_protection(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/refs", params={"project": REPO}, headers={"Host": "evil.example"})
+    assert (response.status_code, response.json()) == (403, {"error": "forbidden: host not allowed"})
+    for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}):
+        response = await client.post("/api/v1/refs/check", content=b"{}", headers=headers)
+        assert response.status_code == 403 and "forbidden" in response.json()["error"]
+
+
+async def test_read_only_key_cannot_report(client: httpx.AsyncClient, keys: dict[str, str]) -> None:
+    headers = {"Authorization": f"Bearer {keys['reader']}"}
+    assert (await client.get("/api/v1/refs", params={"project": REPO}, headers=headers)).status_code == 200
+    response = await client.post(
+        "/api/v1/refs/check", json={"project": REPO, "commit": COMMIT, "results": []}, headers=headers
+    )
+    assert response.status_code == 403 and "read-only" in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "project is required"),
+        ({"project": "/home/me/repo"}, "local path"),
+        ({"project": ""}, "project is required"),
+    ],
+)
+async def test_targets_need_a_real_project(client: httpx.AsyncClient, params: dict, message: str) -> None:
+    response = await client.get("/api/v1/refs", params=params)
+    assert response.status_code == 400 and message in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"not json", "not one JSON object"),
+        (b'{"project": "x", "commit": "abcdef1", "results": []} {}', "Extra data"),
+        (b"[1, 2]", "must be a JSON object"),
+        (
+            json.dumps({"project": REPO, "commit": COMMIT, "results": [], "extra": 1}).encode(),
+            "extra: Extra inputs",
+        ),
+        (json.dumps({"project": REPO, "results": []}).encode(), "commit: Field required"),
+        (json.dumps({"project": REPO, "commit": "nothex!", "results": []}).encode(), "commit must be"),
+        (
+            json.dumps(
+                {"project": REPO, "commit": COMMIT, "results": [{"path": "a.go", "found": True}] * 1001}
+            ).encode(),
+            "at most 1000",
+        ),
+        (
+            json.dumps(
+                {"project": REPO, "commit": COMMIT, "results": [{"path": "a.go", "found": "yes"}]}
+            ).encode(),
+            "results.0.found",
+        ),
+    ],
+)
+async def test_malformed_reports_get_a_clear_400(
+    client: httpx.AsyncClient, body: bytes, message: str
+) -> None:
+    response = await client.post(
+        "/api/v1/refs/check", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+
+
+async def test_oversized_body_is_refused(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/v1/refs/check", content=b" " * (1024 * 1024 + 1))
+    assert response.status_code == 413 and "1 MiB" in response.json()["error"]
+
+
+async def test_unknown_paths_and_wrong_methods(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/nowhere")
+    assert response.status_code == 404 and "no such endpoint" in response.json()["error"]
+    response = await client.delete("/api/v1/refs", params={"project": REPO})
+    assert response.status_code == 405
+    assert set(response.headers["Allow"].replace(" ", "").split(",")) == {"GET", "HEAD"}
+    assert "not allowed" in response.json()["error"]
+
+
+async def test_openapi_document_and_docs_page(client: httpx.AsyncClient) -> None:
+    spec = (await client.get("/api/v1/openapi.json")).json()
+    assert {"/api/v1/refs", "/api/v1/refs/check"} <= set(spec["paths"])
+    docs = await client.get("/api/v1/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    css = await client.get("/static/ninja/swagger-ui.css")
+    assert css.status_code == 200 and "max-age=3600" in css.headers["Cache-Control"]

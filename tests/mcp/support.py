@@ -1,0 +1,91 @@
+"""Real Kenfold servers (gunicorn with its ASGI worker) and the MCP SDK's own clients for them."""
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, Implementation
+
+from ..kenfold.helpers import free_port, kenfold_env, manage, running, server_output
+
+MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
+AGENT_A = "claude-code"
+AGENT_B = "codex"
+
+
+@dataclass(frozen=True)
+class KenfoldServer:
+    home: Path
+    base: str
+    keys: dict[str, str]
+    process: subprocess.Popen[str]
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def manage(self, *args: str, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
+        return manage(self.home, *args, check=check, **env)
+
+    def create_key(self, agent: str, *flags: str) -> str:
+        return self.manage("key", "create", agent, *flags).stdout.strip()
+
+    def log(self) -> str:
+        return server_output(self.process)
+
+
+@contextmanager
+def serve(home: Path, keys: dict[str, str], **env: str) -> Iterator[KenfoldServer]:
+    """gunicorn -k asgi with one worker on a free port, for an already migrated home."""
+    port = free_port()
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    argv = [gunicorn, "kenfold.asgi:application", "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}"]
+    # Several servers run side by side in a test run; a shared control socket would make them collide.
+    argv.append("--no-control-socket")
+    base = f"http://127.0.0.1:{port}"
+    process_env = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", **env)
+    with running(argv, env=process_env, ready_url=f"{base}/healthz") as process:
+        yield KenfoldServer(home=home, base=base, keys=keys, process=process)
+
+
+@asynccontextmanager
+async def mcp_client(
+    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest"
+) -> AsyncIterator[Client]:
+    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            client_info=Implementation(name=client_name, version="1.0"),
+        ) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A tool's structured result; fails the test if the tool reported an error."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool} failed: {tool_error_text(result)}"
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call_error(client: Client, tool: str, **arguments: Any) -> str:
+    """The message of a tool error; fails the test if the call succeeded."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} unexpectedly succeeded: {result.structured_content}"
+    return tool_error_text(result)
+
+
+def tool_error_text(result: CallToolResult) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
