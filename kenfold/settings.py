@@ -17,6 +17,7 @@ from kenfold.env import (
     env_addr,
     env_bool,
     env_choice,
+    env_float,
     env_int,
     env_list,
     env_str,
@@ -83,6 +84,14 @@ try:
     AUTO_MIGRATE = env_bool("KENFOLD_AUTO_MIGRATE", False)
     LOG_LEVEL = env_choice("KENFOLD_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
     SECRET_KEY_FROM_ENV = env_str("KENFOLD_SECRET_KEY")
+    # Retrieval constants (spec §1.7 defaults; tuned values are recorded in docs/benchmarks.md).
+    KENFOLD_SEARCH = {
+        "max_distance": env_float("KENFOLD_SEARCH_MAX_DISTANCE", 0.55, minimum=0.01, maximum=2.0),
+        "rrf_k": env_int("KENFOLD_SEARCH_RRF_K", 60, minimum=1, maximum=1000),
+        "pool": env_int("KENFOLD_SEARCH_POOL", 30, minimum=1, maximum=200),
+        "rerank_top": env_int("KENFOLD_RERANK_TOP", 15, minimum=1, maximum=100),
+        "rerank_timeout": env_float("KENFOLD_RERANK_TIMEOUT", 4.0, minimum=0.1, maximum=60.0),
+    }
     if DATABASE_URL:
         _default_db = _database_from_url(DATABASE_URL, DATABASE_PASSWORD)
     else:

@@ -9,6 +9,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import MD5, Now
+from pgvector.django import VectorField
 
 from kenfold.db_functions import ContentKey, SimpleTsVector, UUIDv7
 
@@ -199,3 +200,32 @@ class ApiKey(models.Model):
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class MemoryEmbedding(models.Model):
+    """A memory's vector from one embedding model; any dimension, several models side by side.
+
+    Search compares only vectors of the configured model, so switching models needs no migration: the
+    backfill embeds everything again under the new name while the old vectors keep serving nobody. Each
+    model gets its own partial HNSW index on `embedding::vector(D)` (memories.embedding_store).
+    """
+
+    pk = models.CompositePrimaryKey("memory", "model")
+    memory = models.ForeignKey(Memory, on_delete=models.DB_CASCADE, related_name="embeddings", db_index=False)
+    model = models.TextField()
+    embedding = VectorField()
+    # md5 of the content that was embedded: a vector computed for text that changed since (a redaction,
+    # an edit) is never written over the new text.
+    content_md5 = models.TextField()
+    created_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "memory_embedding"
+        constraints = [
+            models.CheckConstraint(condition=~Q(model=""), name="memory_embedding_model_not_empty"),
+            models.CheckConstraint(
+                condition=models.lookups.GreaterThan(models.Func(F("embedding"), function="vector_dims"), 0),
+                name="memory_embedding_has_dimensions",
+            ),
+        ]
+        indexes = [models.Index(fields=["model", "memory"], name="memory_embedding_model")]

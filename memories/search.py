@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 
 RRF_K = 60
 
@@ -77,3 +77,124 @@ def trigram_similar(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [Ranked(memory_id=row[0], score=float(row[1])) for row in cursor.fetchall()]
+
+
+def vector_search(
+    *,
+    vector: Sequence[float],
+    model: str,
+    scopes: Sequence[str],
+    types: Sequence[str] | None,
+    now: datetime,
+    limit: int,
+    max_distance: float,
+) -> list[tuple[UUID, float]]:
+    """Nearest active, unexpired memories by cosine distance among vectors of `model`, with distances.
+
+    The ORDER BY uses the same `embedding::vector(D)` expression as the model's partial HNSW index, so
+    it is an index scan at any size. The filters on scope and status happen after the index returns
+    candidates; `hnsw.iterative_scan` lets the index keep scanning until enough rows pass them.
+    """
+    dims = len(vector)
+    type_filter = "AND m.type = ANY(%(types)s)" if types else ""
+    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    sql = f"""
+        SELECT e.memory_id, (e.embedding::vector({dims})) <=> %(query)s::vector({dims}) AS distance
+        FROM memory_embedding e
+        JOIN memory m ON m.id = e.memory_id
+        WHERE e.model = %(model)s
+          AND m.status = 'active'
+          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+          AND m.scope = ANY(%(scopes)s)
+          {type_filter}
+        ORDER BY (e.embedding::vector({dims})) <=> %(query)s::vector({dims})
+        LIMIT %(limit)s
+    """
+    params = {
+        "query": literal,
+        "model": model,
+        "now": now,
+        "scopes": list(scopes),
+        "types": list(types or []),
+        "limit": limit,
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Filtered HNSW scans stop after ef_search candidates unless told to keep going.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    # relaxed_order may return rows slightly out of order; distances are exact, so sort again.
+    return sorted(((row[0], float(row[1])) for row in rows if row[1] <= max_distance), key=lambda r: r[1])
+
+
+def graph_neighbors(
+    *, seeds: Sequence[UUID], scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+) -> list[tuple[UUID, UUID]]:
+    """Live memories one edge away from a seed (either direction), plus siblings: memories derived from
+    the same session summary as a seed. Returns (neighbor, seed) pairs, newest neighbors first."""
+    type_filter = "AND m.type = ANY(%(types)s)" if types else ""
+    sql = f"""
+        WITH links AS (
+            SELECT e.dst_id AS neighbor, e.src_id AS seed FROM memory_edge e WHERE e.src_id = ANY(%(seeds)s)
+            UNION
+            SELECT e.src_id, e.dst_id FROM memory_edge e WHERE e.dst_id = ANY(%(seeds)s)
+            UNION
+            SELECT sibling.src_id, mine.src_id
+            FROM memory_edge mine
+            JOIN memory_edge sibling ON sibling.dst_id = mine.dst_id AND sibling.relation = 'derived_from'
+            WHERE mine.src_id = ANY(%(seeds)s) AND mine.relation = 'derived_from' AND sibling.src_id <> mine.src_id
+        )
+        SELECT links.neighbor, links.seed
+        FROM links JOIN memory m ON m.id = links.neighbor
+        WHERE NOT (links.neighbor = ANY(%(seeds)s))
+          AND m.status = 'active'
+          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+          AND m.scope = ANY(%(scopes)s)
+          {type_filter}
+        ORDER BY m.created_at DESC, m.id DESC
+        LIMIT %(limit)s
+    """
+    params = {
+        "seeds": list(seeds),
+        "scopes": list(scopes),
+        "types": list(types or []),
+        "now": now,
+        "limit": limit,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(row[0], row[1]) for row in cursor.fetchall()]
+
+
+def vector_similar(
+    *,
+    memory_id: UUID,
+    vector: Sequence[float],
+    model: str,
+    scope: str,
+    now: datetime,
+    max_distance: float,
+    limit: int,
+) -> list[Ranked]:
+    """Active memories in `scope` whose vector is within `max_distance` of a new memory's (similar[])."""
+    dims = len(vector)
+    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    sql = f"""
+        SELECT e.memory_id, (e.embedding::vector({dims})) <=> %(query)s::vector({dims}) AS distance
+        FROM memory_embedding e
+        JOIN memory m ON m.id = e.memory_id
+        WHERE e.model = %(model)s
+          AND m.status = 'active'
+          AND m.scope = %(scope)s
+          AND m.type <> 'temporary'
+          AND m.id <> %(id)s
+          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+        ORDER BY (e.embedding::vector({dims})) <=> %(query)s::vector({dims})
+        LIMIT %(limit)s
+    """
+    params = {"query": literal, "model": model, "scope": scope, "id": memory_id, "now": now, "limit": limit}
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [Ranked(memory_id=row[0], score=1.0 - float(row[1])) for row in rows if row[1] <= max_distance]

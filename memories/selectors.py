@@ -6,12 +6,12 @@ next to the project's.
 
 from django.db.models import Q, QuerySet
 
-from coderefs.selectors import attach_code_refs, stale_memory_ids, staleness_factor
+from coderefs.selectors import attach_code_refs, stale_memory_ids
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.errors import InvalidInput
-from memories import search
 from memories.models import Memory, MemoryType, Status
+from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryView, RecallOutput
 from memories.scope import USER_SCOPE, scope_for_project
 from memories.secrets import redact_secrets
@@ -20,8 +20,6 @@ from memories.views import HANDOFF_KIND, memory_view
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
-# Each first-stage ranker looks deeper than the page it feeds, so later stages have room to reorder.
-MIN_RANKER_DEPTH = 50
 
 DEFAULT_BUDGET_TOKENS = 2000
 MIN_BUDGET_TOKENS = 200
@@ -71,20 +69,16 @@ def _types(types: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(types))
 
 
-def memory_search(*, query: str, scopes: list[str], types: list[str] | None, limit: int) -> list[MemoryView]:
-    """The retrieval pipeline: ranked memories of `scopes` for an already cleaned query."""
-    ranked = search.lexical_search(
-        query=query, scopes=scopes, types=types, now=clock.now(), limit=max(MIN_RANKER_DEPTH, 4 * limit)
-    )
-    rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
-    views = attach_code_refs(
-        [memory_view(rows[hit.memory_id], score=hit.score) for hit in ranked if hit.memory_id in rows]
-    )
-    for view in views:
-        view.score = round(max((view.score or 0) * staleness_factor(view), 1e-6), 6)
-    # Stable sort: equal scores keep the ranker's order.
-    views.sort(key=lambda view: -(view.score or 0))
-    return views[:limit]
+def memory_search(
+    *,
+    query: str,
+    scopes: list[str],
+    types: list[str] | None,
+    limit: int,
+    options: SearchOptions | None = None,
+) -> list[MemoryView]:
+    """The retrieval pipeline (memories.retrieval) for an already cleaned query."""
+    return retrieve(query=query, scopes=scopes, types=types, limit=limit, options=options)
 
 
 def memory_recall(
@@ -94,12 +88,20 @@ def memory_recall(
     types: list[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
+    options: SearchOptions | None = None,
 ) -> RecallOutput:
-    """Search memory in natural language; the project's and user-wide memories, best first."""
+    """Search memory in natural language; the project's and user-wide memories, best first.
+
+    `options` switches pipeline stages off for the evaluation harness; agents always get the full pipeline.
+    """
     cleaned = _clean_query(query, field="query", required=True)
     return RecallOutput(
         memories=memory_search(
-            query=cleaned, scopes=read_scopes(project), types=_types(types), limit=_limit(limit)
+            query=cleaned,
+            scopes=read_scopes(project),
+            types=_types(types),
+            limit=_limit(limit),
+            options=options,
         )
     )
 

@@ -20,7 +20,8 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey
 from kenfold.errors import Conflict, InvalidInput, NotFound
-from memories import search
+from memories import providers, search
+from memories.embedding_store import embed_now
 from memories.models import Memory, MemoryType, Status, Trust
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
 from memories.scope import scope_for_project
@@ -38,6 +39,8 @@ MAX_STEP_CHARS = 1000
 MAX_REASON_CHARS = 1000
 SIMILAR_LIMIT = 3
 SIMILAR_TRIGRAM_THRESHOLD = 0.5
+SIMILAR_MAX_DISTANCE = 0.25
+SIMILAR_CANDIDATES = 10
 # Session summaries and temporary notes are expected to resemble each other; hints there are noise.
 NO_SIMILAR_TYPES = frozenset({MemoryType.EPISODIC, MemoryType.TEMPORARY})
 CLI_AGENT = "kenfold-cli"
@@ -132,28 +135,41 @@ def _remember_lock(*, scope: str, content: str) -> None:
         )
 
 
-def _similar(memory: Memory) -> list[MemoryView]:
-    """Up to three active memories in the same scope that say something close (best effort)."""
+def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> list[MemoryView]:
+    """Up to three active memories in the same scope that say something close (best effort).
+
+    Candidates come from the vector index (cosine distance <= 0.25) and from trigram similarity (>= 0.5);
+    a memory found by both keeps the higher similarity.
+    """
+    now = clock.now()
+    best: dict[uuid.UUID, float] = {}
     try:
-        ranked = search.trigram_similar(
+        hits = search.trigram_similar(
             memory_id=memory.id,
             content=memory.content,
             scope=memory.scope,
-            now=clock.now(),
+            now=now,
             threshold=SIMILAR_TRIGRAM_THRESHOLD,
-            limit=SIMILAR_LIMIT,
+            limit=SIMILAR_CANDIDATES,
         )
+        if vector is not None and model is not None:
+            hits += search.vector_similar(
+                memory_id=memory.id,
+                vector=vector,
+                model=model,
+                scope=memory.scope,
+                now=now,
+                max_distance=SIMILAR_MAX_DISTANCE,
+                limit=SIMILAR_CANDIDATES,
+            )
     except Exception:
         log.warning("similar-memory lookup failed", exc_info=True)
         return []
-    rows = Memory.objects.in_bulk([hit.memory_id for hit in ranked])
-    return attach_code_refs(
-        [
-            memory_view(rows[hit.memory_id], score=round(hit.score, 4))
-            for hit in ranked
-            if hit.memory_id in rows
-        ]
-    )
+    for hit in hits:
+        best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
+    rows = Memory.objects.in_bulk(list(best))
+    ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
+    return attach_code_refs([memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked])
 
 
 # --- remember -----------------------------------------------------------------------------------------
@@ -334,7 +350,12 @@ def _insert(
 
 
 def _remember_output(memory: Memory) -> RememberOutput:
-    similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory)
+    # Embedded after the write commits: no lock is held while a provider answers, and a duplicate
+    # (returned earlier) is never embedded twice. A failure leaves the memory to the backfill.
+    embedder = providers.embedder()
+    vector = embed_now(embedder=embedder, memory=memory)
+    model = embedder.name if embedder is not None else None
+    similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, vector, model)
     return RememberOutput(
         id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
     )
@@ -396,6 +417,7 @@ def handoff_create(
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
         )
+    embed_now(embedder=providers.embedder(), memory=memory)
     return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
 
 

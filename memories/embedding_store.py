@@ -1,0 +1,158 @@
+"""Writing memory vectors: per-model HNSW indexes, guarded writes, and the backfill.
+
+A vector is written only if the memory still has the content that was embedded and is still live, so
+a slow embedding can never put an old vector back over text that was redacted or replaced meanwhile.
+"""
+
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.db import connection
+from django.db.models import Exists, OuterRef
+from django.db.models.functions import MD5
+
+from memories.embeddings import Embedder, EmbeddingError
+from memories.models import Memory, MemoryEmbedding, Status
+
+log = logging.getLogger(__name__)
+
+REMEMBER_EMBED_TIMEOUT = 10.0
+BACKFILL_TIMEOUT = 120.0
+DEFAULT_BATCH = 64
+_indexed: set[tuple[str, int]] = set()
+
+
+def _index_name(model: str, dimensions: int) -> str:
+    return f"memory_embedding_hnsw_{hashlib.md5(model.encode()).hexdigest()[:12]}_{dimensions}"
+
+
+def ensure_model_index(*, model: str, dimensions: int) -> None:
+    """Create the model's partial HNSW index the first time the model is used (once per process)."""
+    if (model, dimensions) in _indexed:
+        return
+    name = _index_name(model, dimensions)
+    with connection.cursor() as cursor:
+        # Several processes may see a new model at once; the lock makes the loser find the index made.
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
+        cursor.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON memory_embedding "
+            f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) WHERE model = %s",
+            [model],
+        )
+    _indexed.add((model, dimensions))
+
+
+def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]]) -> int:
+    """Write (memory id, embedded content, vector) triples; returns how many were written."""
+    written = 0
+    for memory_id, content, vector in items:
+        ensure_model_index(model=model, dimensions=len(vector))
+        digest = hashlib.md5(content.encode()).hexdigest()
+        literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                INSERT INTO memory_embedding (memory_id, model, embedding, content_md5)
+                SELECT m.id, %(model)s, %(vector)s::vector, %(digest)s
+                FROM memory m
+                WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status IN ('active', 'proposed')
+                ON CONFLICT (memory_id, model) DO UPDATE
+                    SET embedding = EXCLUDED.embedding, content_md5 = EXCLUDED.content_md5, created_at = now()
+                """,
+                {"model": model, "vector": literal, "digest": digest, "id": memory_id},
+            )
+            written += cursor.rowcount
+    return written
+
+
+def embed_now(*, embedder: Embedder | None, memory: Memory) -> list[float] | None:
+    """Embed one freshly written memory; on any provider failure the backfill does it later."""
+    if embedder is None:
+        return None
+    try:
+        vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
+    except EmbeddingError:
+        log.warning(
+            "embedding a new memory failed; the backfill retries it", extra={"memory_id": str(memory.id)}
+        )
+        return None
+    store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
+    return vector
+
+
+@dataclass(frozen=True)
+class BackfillReport:
+    embedded: int
+    failed: int
+    remaining: int
+
+
+def backfill(
+    *,
+    embedder: Embedder,
+    batch: int = DEFAULT_BATCH,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BackfillReport:
+    """Embed every live memory lacking a current vector of the embedder's model, in id order.
+
+    A failed batch is retried item by item, so one input the provider rejects does not block the rest;
+    items that still fail are skipped (and retried at the next run). Only a total failure raises.
+    """
+    batch = max(16, min(batch, 256))
+    pending = (
+        Memory.objects.filter(status__in=[Status.ACTIVE, Status.PROPOSED])
+        .annotate(md5_content=MD5("content"))
+        .exclude(
+            Exists(
+                MemoryEmbedding.objects.filter(
+                    memory=OuterRef("pk"), model=embedder.name, content_md5=OuterRef("md5_content")
+                )
+            )
+        )
+        .order_by("id")
+    )
+    total = pending.count() if limit is None else min(limit, pending.count())
+    embedded = failed = attempted = 0
+    last_id: UUID | None = None
+    while attempted < total:
+        page = pending if last_id is None else pending.filter(id__gt=last_id)
+        rows = list(page.only("id", "content")[: min(batch, total - attempted)])
+        if not rows:
+            break
+        last_id = rows[-1].id
+        attempted += len(rows)
+        vectors = _embed_batch(embedder, rows)
+        if vectors is None:
+            # The provider refused the whole batch: try each input alone.
+            vectors = [_embed_one(embedder, row) for row in rows]
+        if all(v is None for v in vectors) and embedded == 0:
+            raise EmbeddingError(f"the embedding provider {embedder.name!r} failed for every memory tried")
+        items = [(row.id, row.content, v) for row, v in zip(rows, vectors, strict=True) if v is not None]
+        failed += len(rows) - len(items)
+        embedded += store_vectors(model=embedder.name, items=items)
+        if progress is not None:
+            progress(attempted, total)
+    remaining = pending.count()
+    return BackfillReport(embedded=embedded, failed=failed, remaining=remaining)
+
+
+def _embed_batch(embedder: Embedder, rows: list[Memory]) -> list[list[float] | None] | None:
+    try:
+        return list(embedder.embed([row.content for row in rows], timeout=BACKFILL_TIMEOUT))
+    except EmbeddingError:
+        log.warning("embedding a backfill batch failed; retrying one by one", exc_info=True)
+        return None
+
+
+def _embed_one(embedder: Embedder, row: Memory) -> list[float] | None:
+    try:
+        return embedder.embed([row.content], timeout=BACKFILL_TIMEOUT)[0]
+    except EmbeddingError:
+        log.warning(
+            "embedding a memory failed; it is retried at the next backfill", extra={"memory_id": str(row.id)}
+        )
+        return None

@@ -1,0 +1,42 @@
+"""The process's model providers (embedder, reranker), built once from the environment.
+
+Built lazily: commands that never search do not load the ONNX model. `reset()` drops them so tests and
+the evaluation harness can switch configuration through the same environment variables users set.
+"""
+
+import threading
+
+from memories.embeddings import Embedder, embedder_from_settings
+from memories.rerank import Reranker, reranker_from_env
+
+_lock = threading.Lock()
+_loaded = False
+_embedder: Embedder | None = None
+_reranker: Reranker | None = None
+
+
+def _load() -> None:
+    global _loaded, _embedder, _reranker
+    with _lock:
+        if not _loaded:
+            _embedder = embedder_from_settings()
+            _reranker = reranker_from_env()
+            _loaded = True
+
+
+def embedder() -> Embedder | None:
+    if not _loaded:
+        _load()
+    return _embedder
+
+
+def reranker() -> Reranker | None:
+    if not _loaded:
+        _load()
+    return _reranker
+
+
+def reset() -> None:
+    global _loaded, _embedder, _reranker
+    with _lock:
+        _loaded, _embedder, _reranker = False, None, None

@@ -1,0 +1,217 @@
+"""The retrieval pipeline behind recall and get_context's `relevant` (spec §1.7).
+
+1. First stage: lexical and vector rankings fused by Reciprocal Rank Fusion into a pool.
+2. With a reranker: graph expansion (derived facts, their summary, sibling facts), then a cross-encoder
+   scores the best candidates. If it fails, the first-stage order is kept, without graph neighbours.
+3. Signals: stale code references, recency intent, and (only with calibrated rerank scores) the aging
+   of session summaries.
+Scores end in (0, 1]: the reranker's probability, or the fused score (1.0 = first in every ranker).
+"""
+
+import logging
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from django.conf import settings
+
+from coderefs.selectors import attach_code_refs, staleness_factor
+from kenfold import clock
+from memories import providers, search
+from memories.embeddings import EmbeddingError
+from memories.models import Memory, MemoryType
+from memories.rerank import RerankError
+from memories.schemas import MemoryView
+from memories.views import memory_view
+
+log = logging.getLogger(__name__)
+
+QUERY_EMBED_TIMEOUT = 10.0
+MIN_RANKER_DEPTH = 50
+GRAPH_SEEDS = 8
+GRAPH_NEIGHBOR_LIMIT = 50
+GRAPH_SEED_WEIGHT = 0.5
+GRAPH_BOOST = 0.1
+RECENCY_HALF_LIFE = timedelta(days=7)
+SUMMARY_HALF_LIFE = timedelta(days=30)
+SUMMARY_MAX_AGING = 0.4
+MIN_SCORE = 1e-6
+
+# "last-write-wins" is not about recent work, hence the hyphen guard after English words.
+_RECENT_ENGLISH = re.compile(
+    r"\b(?:most recent|recently|recent|latest|last|previous|yesterday|today|this week|this morning|lately|just now)\b(?!-)",
+    re.IGNORECASE,
+)
+_RECENT_KOREAN = re.compile(r"최근|지난\s?번|지난\s?세션|저번|마지막|어제|오늘|방금|요즘|최신|이번\s?주")
+
+
+def has_recency_intent(query: str) -> bool:
+    return bool(_RECENT_ENGLISH.search(query) or _RECENT_KOREAN.search(query))
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Switches for ablations (the evaluation harness) and the clock for scoring."""
+
+    vectors: bool = True
+    graph: bool = True
+    recency: bool = True
+    staleness: bool = True
+    rerank: bool = True
+    now: datetime | None = None
+
+
+@dataclass
+class _Candidate:
+    memory_id: UUID
+    first: float = 0.0  # fused first-stage score
+    graph: float = 0.0  # value carried over graph edges from seeds
+    score: float = 0.0
+    reranked: bool = False
+    seeds: set[UUID] = field(default_factory=set)
+
+
+def fuse(rankings: list[list[UUID]], *, k: int) -> dict[UUID, float]:
+    """Reciprocal Rank Fusion, normalized so that first place in every ranking scores 1.0."""
+    fused: dict[UUID, float] = {}
+    for ranking in rankings:
+        for rank, memory_id in enumerate(ranking, 1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + rank)
+    scale = (k + 1) / max(1, len(rankings))
+    return {memory_id: score * scale for memory_id, score in fused.items()}
+
+
+def _query_vector(query: str) -> tuple[str, list[float]] | None:
+    embedder = providers.embedder()
+    if embedder is None:
+        return None
+    try:
+        return embedder.name, embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
+    except EmbeddingError:
+        # Full-text results are still useful; the embedder's own error says what failed.
+        log.warning("query embedding failed; searching full-text only", exc_info=True)
+        return None
+
+
+def retrieve(
+    *,
+    query: str,
+    scopes: list[str],
+    types: list[str] | None,
+    limit: int,
+    options: SearchOptions | None = None,
+) -> list[MemoryView]:
+    options = options or SearchOptions()
+    now = options.now or clock.now()
+    config = settings.KENFOLD_SEARCH
+    depth = max(MIN_RANKER_DEPTH, 4 * limit)
+    rankings = [
+        [
+            hit.memory_id
+            for hit in search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
+        ]
+    ]
+    if options.vectors and (query_vector := _query_vector(query)) is not None:
+        model, vector = query_vector
+        nearest = search.vector_search(
+            vector=vector,
+            model=model,
+            scopes=scopes,
+            types=types,
+            now=now,
+            limit=depth,
+            max_distance=config["max_distance"],
+        )
+        rankings.append([memory_id for memory_id, _distance in nearest])
+    fused = fuse(rankings, k=config["rrf_k"])
+    if not fused:
+        return []
+
+    pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
+    candidates = {memory_id: _Candidate(memory_id, first=fused[memory_id]) for memory_id in pool_ids}
+    reranker = providers.reranker() if options.rerank else None
+    if reranker is not None:
+        if options.graph:
+            _expand_graph(candidates, scopes=scopes, types=types, now=now)
+        rows = Memory.objects.in_bulk(list(candidates))
+        _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
+    else:
+        for candidate in candidates.values():
+            candidate.score = candidate.first
+        rows = Memory.objects.in_bulk(list(candidates))
+
+    views = attach_code_refs(
+        [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
+    )
+    by_id = {UUID(view.id): view for view in views}
+    recency = options.recency and has_recency_intent(query)
+    for candidate in candidates.values():
+        view = by_id.get(candidate.memory_id)
+        if view is None:
+            continue
+        score = candidate.score
+        if options.staleness:
+            score *= staleness_factor(view)
+        if options.recency:
+            score *= _recency_factor(
+                rows[candidate.memory_id], now=now, intent=recency, reranked=candidate.reranked
+            )
+        view.score = round(MIN_SCORE if not math.isfinite(score) or score <= 0 else min(score, 1.0), 6)
+
+    def order(view: MemoryView) -> tuple:
+        candidate = candidates[UUID(view.id)]
+        return (not candidate.reranked, -(view.score or 0), -view.created_at.timestamp())
+
+    return sorted(views, key=order)[:limit]
+
+
+def _expand_graph(
+    candidates: dict[UUID, _Candidate], *, scopes: list[str], types: list[str] | None, now: datetime
+) -> None:
+    """Bring in memories one edge from the best candidates: a summary brings its facts, a fact its summary
+    and sibling facts. They enter with half of their seed's score and lift existing candidates a little."""
+    seeds = sorted(candidates.values(), key=lambda c: -c.first)[:GRAPH_SEEDS]
+    seed_scores = {seed.memory_id: seed.first for seed in seeds}
+    neighbors = search.graph_neighbors(
+        seeds=list(seed_scores), scopes=scopes, types=types, now=now, limit=GRAPH_NEIGHBOR_LIMIT
+    )
+    for neighbor_id, seed_id in neighbors:
+        candidate = candidates.setdefault(neighbor_id, _Candidate(neighbor_id))
+        candidate.graph = max(candidate.graph, seed_scores[seed_id] * GRAPH_SEED_WEIGHT)
+        candidate.seeds.add(seed_id)
+    for candidate in candidates.values():
+        candidate.score = (
+            candidate.first + GRAPH_BOOST * candidate.graph if candidate.first else candidate.graph
+        )
+
+
+def _rerank(
+    reranker, query: str, candidates: dict[UUID, _Candidate], rows: dict, *, top: int, timeout: float
+) -> None:  # type: ignore[no-untyped-def]
+    ordered = sorted(candidates.values(), key=lambda c: -c.score)
+    head = [c for c in ordered if c.memory_id in rows][:top]
+    try:
+        scores = reranker.rerank(query, [rows[c.memory_id].content for c in head], timeout=timeout)
+    except RerankError:
+        log.warning("rerank failed; keeping the first-stage order", exc_info=True)
+        scores = None
+    if scores is None or len(scores) != len(head):
+        # Without calibrated scores, graph neighbours and their boosts would reorder too much: drop them.
+        for memory_id in [c.memory_id for c in candidates.values() if c.first == 0]:
+            del candidates[memory_id]
+        for candidate in candidates.values():
+            candidate.score, candidate.reranked = candidate.first, False
+        return
+    for candidate, probability in zip(head, scores, strict=True):
+        candidate.score, candidate.reranked = probability, True
+
+
+def _recency_factor(memory: Memory, *, now: datetime, intent: bool, reranked: bool) -> float:
+    age = max(timedelta(0), now - memory.created_at)
+    if intent:
+        return 2 ** -(age / RECENCY_HALF_LIFE)
+    if reranked and memory.type == MemoryType.EPISODIC:
+        return 1 - SUMMARY_MAX_AGING * (1 - 2 ** -(age / SUMMARY_HALF_LIFE))
+    return 1.0
