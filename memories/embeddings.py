@@ -86,7 +86,7 @@ class EmbeddingError(ProviderError):
     """Texts could not be embedded; store without a vector and let the backfill retry."""
 
 
-def prepare_input(text: str) -> str:
+def _prepare_input(text: str) -> str:
     text = text[:MAX_INPUT_CHARS]
     return text if text.strip() else " "
 
@@ -98,17 +98,29 @@ class Embedder(Protocol):
     name: str
     #: The vector size: configured, or known after the first successful call.
     dimensions: int | None
+    #: Cosine distance beyond which a vector match is noise for this model (KENFOLD_SEARCH_MAX_DISTANCE
+    #: overrides it). Models spread their distances differently, so one number cannot fit all.
+    max_distance: float
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
         """One vector per text, in order. ``timeout`` bounds the whole call; raises ``EmbeddingError``."""
         ...
 
 
+@dataclass(frozen=True)
+class ProviderVariables:
+    """The KENFOLD_* variables that configure a provider, named in error messages as the thing to fix."""
+
+    url: str
+    api_key: str
+    model: str
+
+
 class ProviderEndpoint:
     """One HTTP endpoint of a model provider, reached only at the configured origin.
 
     A pooled, thread-safe httpx client that posts JSON and returns the decoded answer, or raises
-    ``error`` with a message naming the setting to fix (``KENFOLD_EMBED_URL`` and so on). Redirects are
+    ``error`` with a message naming the variable to fix (``KENFOLD_EMBED_URL`` and so on). Redirects are
     followed only within the configured origin: a redirect elsewhere would carry our request, and the
     bearer key with it, to a host the owner never chose.
     """
@@ -119,14 +131,14 @@ class ProviderEndpoint:
         path: str,
         *,
         api_key: str,
-        setting: str,
+        variables: ProviderVariables,
         what: str,
         error: type[ProviderError],
         max_response_bytes: int,
     ) -> None:
         self.url = f"{base_url.rstrip('/')}/{path}"
         self._path = path
-        self._setting = setting
+        self._variables = variables
         self._what = what
         self._error = error
         self._max_response_bytes = max_response_bytes
@@ -152,12 +164,12 @@ class ProviderEndpoint:
             raise self.timeout_error(timeout) from None
         except httpx.TooManyRedirects:
             raise self._error(
-                f"{self._what} redirected too many times; point {self._setting}_URL at the final address"
+                f"{self._what} redirected too many times; point {self._variables.url} at the final address"
             ) from None
         except httpx.HTTPError as exc:
             raise self._error(
                 f"{self._what} could not be reached ({type(exc).__name__}: {exc}); check that it is "
-                f"running and that {self._setting}_URL points at it"
+                f"running and that {self._variables.url} points at it"
             ) from None
         if not 200 <= status < 300:
             text = _excerpt(body)
@@ -171,7 +183,7 @@ class ProviderEndpoint:
         except ValueError:
             raise self._error(
                 f"{self._what} answered something that is not JSON ({_excerpt(body)}); check that "
-                f"{self._setting}_URL is the API base URL (Kenfold appends /{self._path})"
+                f"{self._variables.url} is the API base URL (Kenfold appends /{self._path})"
             ) from None
 
     def _read(self, response: httpx.Response, deadline: float, timeout: float) -> bytes:
@@ -182,7 +194,7 @@ class ProviderEndpoint:
             if size > self._max_response_bytes:
                 raise self._error(
                     f"{self._what} answered more than {self._max_response_bytes // (1024 * 1024)} MB; "
-                    f"check that {self._setting}_URL is the API base URL (Kenfold appends /{self._path})"
+                    f"check that {self._variables.url} is the API base URL (Kenfold appends /{self._path})"
                 )
             if time.monotonic() > deadline:
                 raise self.timeout_error(timeout)
@@ -194,7 +206,7 @@ class ProviderEndpoint:
             raise self._error(
                 f"{self._what} redirected to another origin ({request.url.scheme}://{request.url.netloc.decode()}); "
                 f"Kenfold does not follow it, so the request and its key stay with the configured host. "
-                f"Point {self._setting}_URL at the final address if that host is the right one"
+                f"Point {self._variables.url} at the final address if that host is the right one"
             )
 
     def timeout_error(self, timeout: float) -> ProviderError:
@@ -205,12 +217,12 @@ class ProviderEndpoint:
 
     def _status_hint(self, status: int) -> str:
         if status in (401, 403):
-            return f"check {self._setting}_API_KEY"
+            return f"check {self._variables.api_key}"
         if status in (404, 405):
-            return f"check that {self._setting}_URL is the API base URL (Kenfold appends /{self._path})"
+            return f"check that {self._variables.url} is the API base URL (Kenfold appends /{self._path})"
         if status == 429 or status >= 500:
             return "the provider is overloaded or failing; retrying later may help"
-        return f"check {self._setting}_MODEL and the provider's documentation"
+        return f"check {self._variables.model} and the provider's documentation"
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
@@ -265,6 +277,9 @@ class LocalMiniLMEmbedder:
 
     name: str = LOCAL_MODEL_NAME
     dimensions: int | None = LOCAL_DIMENSIONS
+    # MiniLM puts true paraphrases at cosine 0.1-0.5 (distance 0.5-0.9): the 0.55 cutoff tuned for bge-m3
+    # dropped most of them, and R@5 on bench/data/dev.json rose from 0.80 to 0.90 without a cutoff.
+    max_distance: float = 1.0
 
     def __init__(self, *, threads: int = 1) -> None:
         self.threads = threads
@@ -275,7 +290,7 @@ class LocalMiniLMEmbedder:
         deadline = time.monotonic() + timeout
         model = _local_model(self.threads)
         try:
-            encodings = [model.tokenizer.encode(prepare_input(text)) for text in texts]
+            encodings = [model.tokenizer.encode(_prepare_input(text)) for text in texts]
         except Exception as exc:
             raise EmbeddingError(f"the local embedding model could not tokenize the input: {exc}") from exc
         vectors: list[list[float]] = [[] for _ in texts]
@@ -398,6 +413,9 @@ class OpenAICompatibleEmbedder:
     change is an error, since the model behind the URL changed without a new name.
     """
 
+    # The spec's cutoff, measured with bge-m3 (the usual model behind an HTTP provider).
+    max_distance: float = 0.55
+
     def __init__(
         self, *, url: str, model: str, name: str = "", api_key: str = "", dimensions: int | None = None
     ) -> None:
@@ -409,14 +427,14 @@ class OpenAICompatibleEmbedder:
             url,
             "embeddings",
             api_key=api_key,
-            setting="KENFOLD_EMBED",
+            variables=ProviderVariables("KENFOLD_EMBED_URL", "KENFOLD_EMBED_API_KEY", "KENFOLD_EMBED_MODEL"),
             what="the embedding provider",
             error=EmbeddingError,
             max_response_bytes=HTTP_MAX_RESPONSE_BYTES,
         )
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
-        inputs = [prepare_input(text) for text in texts]
+        inputs = [_prepare_input(text) for text in texts]
         deadline = time.monotonic() + timeout
         vectors: list[list[float]] = []
         for start in range(0, len(inputs), HTTP_BATCH_SIZE):

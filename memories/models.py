@@ -11,7 +11,7 @@ from django.db.models import F, Q
 from django.db.models.functions import MD5, Now
 from pgvector.django import VectorField
 
-from kenfold.db_functions import ContentKey, SimpleTsVector, UUIDv7
+from kenfold.db_functions import ContentKey, EnglishTsVector, SimpleTsVector, UUIDv7
 
 AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
@@ -74,6 +74,11 @@ class Memory(models.Model):
     content_tsv = models.GeneratedField(
         expression=SimpleTsVector(F("content")), output_field=SearchVectorField(), db_persist=True
     )
+    # Stemmed English with identifiers split: finds `retry` for `retries`, `refresh session` for
+    # `refreshSession`. The `simple` vector above keeps exact words, paths and Korean.
+    content_tsv_en = models.GeneratedField(
+        expression=EnglishTsVector(F("content")), output_field=SearchVectorField(), db_persist=True
+    )
     content_key = models.GeneratedField(
         expression=ContentKey(F("content")), output_field=models.TextField(), db_persist=True
     )
@@ -114,6 +119,7 @@ class Memory(models.Model):
                 name="memory_active_scope",
             ),
             GinIndex(fields=["content_tsv"], name="memory_content_tsv"),
+            GinIndex(fields=["content_tsv_en"], name="memory_content_tsv_en"),
             # Only live rows are searched by similarity, so the trigram index skips retired ones.
             GinIndex(
                 fields=["content"],

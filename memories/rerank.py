@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from kenfold.env import env_str, env_url
-from memories.embeddings import ProviderEndpoint, ProviderError
+from memories.embeddings import ProviderEndpoint, ProviderError, ProviderVariables
 
 DEFAULT_RERANK_MODEL = "bge-reranker-v2-m3"
 # The pipeline's budget for one rerank call; the request itself never waits longer than the client
@@ -37,7 +37,9 @@ class Reranker:
             url,
             "rerank",
             api_key=api_key,
-            setting="KENFOLD_RERANK",
+            variables=ProviderVariables(
+                "KENFOLD_RERANK_URL", "KENFOLD_RERANK_API_KEY", "KENFOLD_RERANK_MODEL"
+            ),
             what="the reranker",
             error=RerankError,
             max_response_bytes=MAX_RESPONSE_BYTES,
@@ -51,7 +53,8 @@ class Reranker:
         if not documents:
             return []
         query = query[:MAX_QUERY_CHARS]
-        texts = [document[:MAX_DOCUMENT_CHARS] if document.strip() else " " for document in documents]
+        texts = [document[:MAX_DOCUMENT_CHARS] for document in documents]
+        texts = [text if text.strip() else " " for text in texts]
         deadline = time.monotonic() + timeout
         if not self._tei:
             payload = {"model": self.model, "query": query, "documents": texts, "top_n": len(texts)}
@@ -66,8 +69,8 @@ class Reranker:
         left = deadline - time.monotonic()
         if left <= 0:
             raise self._endpoint.timeout_error(timeout)
-        payload = {"query": query, "texts": texts, "truncate": True}
-        return _scores(self._endpoint.post(payload, timeout=min(REQUEST_TIMEOUT, left)), len(texts))
+        tei_payload = {"query": query, "texts": texts, "truncate": True}
+        return _scores(self._endpoint.post(tei_payload, timeout=min(REQUEST_TIMEOUT, left)), len(texts))
 
 
 def _scores(body: object, count: int) -> list[float]:

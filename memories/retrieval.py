@@ -20,7 +20,7 @@ from django.conf import settings
 from coderefs.selectors import attach_code_refs, staleness_factor
 from kenfold import clock
 from memories import providers, search
-from memories.embeddings import EmbeddingError
+from memories.embeddings import Embedder, EmbeddingError
 from memories.models import Memory, MemoryType
 from memories.rerank import RerankError
 from memories.schemas import MemoryView
@@ -73,22 +73,23 @@ class _Candidate:
     seeds: set[UUID] = field(default_factory=set)
 
 
-def fuse(rankings: list[list[UUID]], *, k: int) -> dict[UUID, float]:
-    """Reciprocal Rank Fusion, normalized so that first place in every ranking scores 1.0."""
+def fuse(rankings: list[tuple[list[UUID], float]], *, k: int) -> dict[UUID, float]:
+    """Weighted Reciprocal Rank Fusion of (ranking, weight) pairs, normalized so that first place in
+    every ranking scores 1.0."""
     fused: dict[UUID, float] = {}
-    for ranking in rankings:
+    for ranking, weight in rankings:
         for rank, memory_id in enumerate(ranking, 1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + rank)
-    scale = (k + 1) / max(1, len(rankings))
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
+    scale = (k + 1) / max(1e-9, sum(weight for _, weight in rankings))
     return {memory_id: score * scale for memory_id, score in fused.items()}
 
 
-def _query_vector(query: str) -> tuple[str, list[float]] | None:
+def _query_vector(query: str) -> tuple[Embedder, list[float]] | None:
     embedder = providers.embedder()
     if embedder is None:
         return None
     try:
-        return embedder.name, embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
+        return embedder, embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
     except EmbeddingError:
         # Full-text results are still useful; the embedder's own error says what failed.
         log.warning("query embedding failed; searching full-text only", exc_info=True)
@@ -105,26 +106,22 @@ def retrieve(
 ) -> list[MemoryView]:
     options = options or SearchOptions()
     now = options.now or clock.now()
-    config = settings.KENFOLD_SEARCH
+    config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
-    rankings = [
-        [
-            hit.memory_id
-            for hit in search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
-        ]
-    ]
+    lexical = search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
+    rankings = [([hit.memory_id for hit in lexical], 1.0)]
     if options.vectors and (query_vector := _query_vector(query)) is not None:
-        model, vector = query_vector
+        embedder, vector = query_vector
         nearest = search.vector_search(
             vector=vector,
-            model=model,
+            model=embedder.name,
             scopes=scopes,
             types=types,
             now=now,
             limit=depth,
-            max_distance=config["max_distance"],
+            max_distance=config["max_distance"] or embedder.max_distance,
         )
-        rankings.append([memory_id for memory_id, _distance in nearest])
+        rankings.append(([memory_id for memory_id, _distance in nearest], config["vector_weight"]))
     fused = fuse(rankings, k=config["rrf_k"])
     if not fused:
         return []

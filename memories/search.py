@@ -12,7 +12,12 @@ from uuid import UUID
 
 from django.db import connection, transaction
 
+from memories.lexical import build_query
+
 RRF_K = 60
+# ts_rank normalization flags: 1 divides by 1 + log(length), so a long session summary that mentions a
+# word in passing does not outrank the short fact about it.
+LEXICAL_RANK_NORMALIZATION = 0
 
 
 @dataclass(frozen=True)
@@ -24,25 +29,40 @@ class Ranked:
 def lexical_search(
     *, query: str, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
 ) -> list[Ranked]:
-    """Active, unexpired memories of `scopes` matching any word of `query`, best first.
+    """Active, unexpired memories of `scopes` matching any term of `query`, best first.
 
-    The score is the reciprocal-rank form used when rankers are fused (rank 1 → 1.0), so a caller sees
-    the same scale with one ranker or several.
+    Two vectors, one round trip: the `simple` one (exact words, paths, Korean stems as prefixes) and the
+    stemmed `english` one; a memory's rank is the sum of both ts_ranks. The score is the
+    reciprocal-rank form used when rankers are fused (rank 1 → 1.0).
     """
+    terms = build_query(query)
+    if not terms.simple and not terms.english:
+        return []
     type_filter = "AND m.type = ANY(%(types)s)" if types else ""
     sql = f"""
+        WITH q AS (
+            SELECT to_tsquery('simple', %(simple)s) AS simple, to_tsquery('english', %(english)s) AS english
+        )
         SELECT m.id
-        FROM memory m,
-             (SELECT replace(plainto_tsquery('simple', %(query)s)::text, '&', '|')::tsquery AS q) AS query
+        FROM memory m, q
         WHERE m.status = 'active'
           AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
-          AND m.content_tsv @@ query.q
-        ORDER BY ts_rank(m.content_tsv, query.q) DESC, m.id DESC
+          AND (m.content_tsv @@ q.simple OR m.content_tsv_en @@ q.english)
+        ORDER BY ts_rank(m.content_tsv, q.simple, %(norm)s) + ts_rank(m.content_tsv_en, q.english, %(norm)s) DESC,
+                 m.id DESC
         LIMIT %(limit)s
     """
-    params = {"query": query, "now": now, "scopes": list(scopes), "types": list(types or []), "limit": limit}
+    params = {
+        "simple": terms.simple,
+        "english": terms.english,
+        "norm": LEXICAL_RANK_NORMALIZATION,
+        "now": now,
+        "scopes": list(scopes),
+        "types": list(types or []),
+        "limit": limit,
+    }
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
