@@ -27,3 +27,14 @@ class SimpleTsVector(models.Func):
 
     template = "to_tsvector('simple'::regconfig, %(expressions)s)"
     output_field = models.TextField()
+
+
+class EnglishTsVector(models.Func):
+    """to_tsvector('english') over the text with identifiers split (`refreshSession` → `refresh Session`,
+    `snake_case`, `src/lib/auth.ts` → words): stemmed English words for the second lexical ranker."""
+
+    template = (
+        "to_tsvector('english'::regconfig, regexp_replace(regexp_replace(%(expressions)s, "
+        "'([a-z])([A-Z])', '\\1 \\2', 'g'), '[_./]', ' ', 'g'))"
+    )
+    output_field = models.TextField()
