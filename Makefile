@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 .PHONY: run test setup lint format clean
 
 run: $(RUN_STAMP)
-	$(PY) manage.py serve --migrate
+	$(PY) manage.py serve --migrate --with-worker
 
 test: $(DEV_STAMP)
 	scripts/test.sh
@@ -28,12 +28,16 @@ $(PY):
 	@py=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$py" && "$$py" -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip
 
-$(RUN_STAMP): requirements.txt | $(PY)
+# The project itself is installed editable, without dependencies (requirements*.txt pin those), so the
+# `kenfold` command lands in .venv/bin. -qq hides setuptools' generic warning about editable installs.
+$(RUN_STAMP): requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install -qq --no-deps -e .
 	@touch $@
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
+$(DEV_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install -qq --no-deps -e .
 	@touch $@ $(RUN_STAMP)
 
 clean:

@@ -153,6 +153,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django.contrib.staticfiles",
     "ninja",
+    "django_q",
     "memories",
     "coderefs",
     "oauth",
@@ -191,6 +192,23 @@ USE_TZ = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Background jobs (embedding backfill): django-q2 with the ORM broker, so PostgreSQL is the only
+# service. One worker process is enough for a person's memory; `poll` keeps the idle broker cheap.
+Q_CLUSTER = {
+    "name": "kenfold",
+    "orm": "default",
+    "workers": 1,
+    "recycle": 200,
+    "timeout": 600,
+    "retry": 900,
+    "max_attempts": 2,
+    "poll": 5,
+    "catch_up": False,
+    "ack_failures": True,
+    "save_limit": 200,
+    "label": "Jobs",
+}
 
 LOGGING = {
     "version": 1,

@@ -1,16 +1,23 @@
-"""`manage.py serve [--migrate]`: check the database, then run gunicorn with its ASGI worker."""
+"""`manage.py serve [--migrate] [--with-worker]`: check the database, then run gunicorn's ASGI server,
+and with --with-worker the job worker (qcluster) beside it."""
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+from django_q.models import Schedule
 
 from memories.models import ApiKey
+from memories.tasks import BACKFILL_TASK
 
 
 class Command(BaseCommand):
@@ -19,6 +26,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--migrate", action="store_true", help="apply pending migrations first")
+        parser.add_argument(
+            "--with-worker", action="store_true", help="also run the background job worker (make run does)"
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         if options["migrate"] or settings.AUTO_MIGRATE:
@@ -29,6 +39,9 @@ class Command(BaseCommand):
                 "the database schema is out of date: run `python manage.py migrate` (or serve --migrate)"
             )
         has_keys = ApiKey.objects.filter(revoked_at__isnull=True).exists()
+        if options["with_worker"]:
+            # Backfill at start: memories written while no worker ran get their vectors now.
+            Schedule.objects.filter(func=BACKFILL_TASK).update(next_run=timezone.now())
         connection.close()
 
         host, port = settings.HTTP_HOST, settings.HTTP_PORT
@@ -62,7 +75,31 @@ class Command(BaseCommand):
             "--access-logfile",
             "-",
         ]
-        os.execv(gunicorn, argv)
+        if not options["with_worker"]:
+            os.execv(gunicorn, argv)
+        self._run_together(argv, [sys.executable, os.path.abspath(sys.argv[0]), "qcluster"])
+
+    def _run_together(self, server: list[str], worker: list[str]) -> None:
+        """Run the web server and the job worker; when either ends (or we are told to stop), stop both."""
+        children = [subprocess.Popen(worker), subprocess.Popen(server)]
+
+        def stop(signum: int, frame: object) -> None:
+            for child in children:
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        # Whichever child ends first ends the pair.
+        while all(child.poll() is None for child in children):
+            time.sleep(0.5)
+        stop(signal.SIGTERM, None)
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        sys.exit(children[1].returncode or 0)
 
     def _warn(self, has_keys: bool) -> None:
         if settings.AUTH_MODE == "none":
