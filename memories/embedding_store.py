@@ -35,6 +35,10 @@ def ensure_model_index(*, model: str, dimensions: int) -> None:
         return
     name = _index_name(model, dimensions)
     with connection.cursor() as cursor:
+        if connection.in_atomic_block:
+            # CREATE INDEX refuses to run while deferred foreign-key checks of this transaction are
+            # pending; checking them now is harmless.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         # Several processes may see a new model at once; the lock makes the loser find the index made.
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
         cursor.execute(

@@ -1,0 +1,249 @@
+"""The retrieval pipeline against real local provider servers: vectors, fusion, rerank, graph, signals."""
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pytest
+
+from kenfold import clock
+from kenfold.caller import Caller
+from memories import providers, selectors, services
+from memories.embedding_store import backfill
+from memories.models import Memory, MemoryEdge, MemoryEmbedding
+from memories.retrieval import SearchOptions, has_recency_intent
+from tests.provider_servers import ProviderServer, Received, Reply, openai_embeddings, provider_server
+
+pytestmark = pytest.mark.django_db
+
+AGENT = Caller(agent="claude-code")
+REPO = "github.com/acme/payments"
+IDEMPOTENT = "Payments are idempotent on the event id."
+DARK_MODE = "The docs site uses dark mode."
+VECTOR_ONLY_QUERY = "how do we avoid charging twice"
+
+
+@pytest.fixture
+def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Set KENFOLD_* provider variables as a user would, and rebuild the providers from them."""
+
+    def apply(**variables: str | None) -> None:
+        for name, value in variables.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        providers.reset()
+
+    yield apply
+    monkeypatch.undo()
+    providers.reset()
+
+
+@contextmanager
+def embedding_server() -> Iterator[ProviderServer]:
+    with provider_server(openai_embeddings) as server:
+        yield server
+
+
+def remember(content: str, **kwargs: object) -> str:
+    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id  # type: ignore[arg-type]
+
+
+def recall(query: str, **options: object) -> list[str]:
+    result = selectors.memory_recall(
+        caller=AGENT, query=query, project=REPO, options=SearchOptions(**options)
+    )
+    return [m.id for m in result.memories]
+
+
+def use_embedder(configure: Callable[..., None], url: str, name: str = "fake-embed") -> None:
+    configure(KENFOLD_EMBED_URL=url, KENFOLD_EMBED_MODEL="fake", KENFOLD_EMBED_NAME=name, KENFOLD_EMBED=None)
+
+
+def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], settings) -> None:  # type: ignore[no-untyped-def]
+    with embedding_server() as server:
+        use_embedder(configure, server.url)
+        target = remember(IDEMPOTENT)
+        remember(DARK_MODE)
+        assert recall(VECTOR_ONLY_QUERY, vectors=False) == [], "no word in common"
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+        assert MemoryEmbedding.objects.filter(model="fake-embed").count() == 2
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "max_distance": 0.01}
+        assert recall(VECTOR_ONLY_QUERY) == [], "matches beyond the cutoff are dropped"
+
+
+def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: Callable[..., None]) -> None:
+    with embedding_server() as server:
+        use_embedder(configure, server.url, name="model-a")
+        target = remember(IDEMPOTENT)
+        # Switch models: no migration, the old vectors just stop counting.
+        use_embedder(configure, server.url, name="model-b")
+        assert recall(VECTOR_ONLY_QUERY) == []
+        report = backfill(embedder=providers.embedder())
+        assert (report.embedded, report.failed, report.remaining) == (1, 0, 0)
+        assert recall(VECTOR_ONLY_QUERY) == [target]
+        assert set(MemoryEmbedding.objects.values_list("model", flat=True)) == {"model-a", "model-b"}
+
+
+def test_provider_down_keeps_full_text_and_the_backfill_catches_up(configure: Callable[..., None]) -> None:
+    with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
+        use_embedder(configure, down.url)
+        target = remember(IDEMPOTENT)
+        assert MemoryEmbedding.objects.count() == 0
+        assert recall("idempotent payments") == [target], "full-text still answers"
+        assert recall(VECTOR_ONLY_QUERY) == []
+    with embedding_server() as up:
+        use_embedder(configure, up.url)
+        assert backfill(embedder=providers.embedder()).embedded == 1
+        assert recall(VECTOR_ONLY_QUERY) == [target]
+
+
+def test_backfill_skips_inputs_the_provider_refuses_and_never_restores_changed_content(
+    configure: Callable[..., None],
+) -> None:
+    def picky(received: Received) -> Reply:
+        if any("poison" in text for text in received.json["input"]):
+            return Reply(status=400, json={"error": "input rejected"})
+        return openai_embeddings(received)
+
+    configure(KENFOLD_EMBED="off")
+    good = remember("Refunds are allowed for 30 days.")
+    bad = remember("This poison input is refused by the provider.")
+    with provider_server(picky) as server:
+        use_embedder(configure, server.url)
+        report = backfill(embedder=providers.embedder())
+        assert (report.embedded, report.failed) == (1, 1)
+        assert set(MemoryEmbedding.objects.values_list("memory_id", flat=True)) == {
+            Memory.objects.get(pk=good).pk
+        }
+        # Content changed after a vector was computed (a redaction): the stale vector is replaced, never kept.
+        Memory.objects.filter(pk=good).update(content="Refunds are allowed for [REDACTED].")
+        backfill(embedder=providers.embedder())
+        embedding = MemoryEmbedding.objects.get(memory_id=good)
+        assert embedding.content_md5 == hashlib.md5(b"Refunds are allowed for [REDACTED].").hexdigest()
+        assert bad not in {str(m) for m in MemoryEmbedding.objects.values_list("memory_id", flat=True)}
+
+
+def rerank_by_text(preferred: str) -> Callable[[Received], Reply]:
+    """A reranker that loves documents containing `preferred` and is lukewarm about the rest."""
+
+    def answer(received: Received) -> Reply:
+        docs = received.json["documents"]
+        return Reply(
+            json={
+                "results": [
+                    {"index": i, "relevance_score": 0.97 if preferred in d else 0.2}
+                    for i, d in enumerate(docs)
+                ]
+            }
+        )
+
+    return answer
+
+
+def test_rerank_success_reorders_and_reports_probabilities(configure: Callable[..., None]) -> None:
+    configure(KENFOLD_EMBED="off")
+    first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
+    second = remember("Webhook signatures are verified.")
+    assert recall("webhook retries") == [first, second]
+    with provider_server(rerank_by_text("signatures")) as reranker:
+        configure(KENFOLD_RERANK_URL=reranker.url)
+        result = selectors.memory_recall(caller=AGENT, query="webhook retries", project=REPO).memories
+    assert [m.id for m in result] == [second, first]
+    assert [m.score for m in result] == [0.97, 0.2]
+    assert reranker.received[0].json["query"] == "webhook retries"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(status=500, json={"error": "boom"}),
+        Reply(json={"results": [{"index": 0, "relevance_score": 0.9}]}),  # wrong count
+        Reply(json={"results": [{"index": 7, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}),
+        Reply(raw=b"<html>bad gateway</html>"),
+    ],
+    ids=["http-500", "wrong-count", "bad-index", "not-json"],
+)
+def test_rerank_failure_keeps_the_first_stage_order(configure: Callable[..., None], reply: Reply) -> None:
+    configure(KENFOLD_EMBED="off")
+    first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
+    second = remember("Webhook signatures are verified.")
+    with provider_server(lambda r: reply) as reranker:
+        configure(KENFOLD_RERANK_URL=reranker.url)
+        assert recall("webhook retries") == [first, second]
+        assert reranker.received, "the reranker was asked"
+
+
+def test_rerank_timeout_is_bounded_and_keeps_the_first_stage_order(
+    configure: Callable[..., None], settings
+) -> None:  # type: ignore[no-untyped-def]
+    configure(KENFOLD_EMBED="off")
+    first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
+    second = remember("Webhook signatures are verified.")
+    with provider_server(lambda r: Reply(delay=5, json={})) as slow:
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "rerank_timeout": 0.5}
+        configure(KENFOLD_RERANK_URL=slow.url)
+        started = time.monotonic()
+        assert recall("webhook retries") == [first, second]
+        assert time.monotonic() - started < 2.5
+
+
+def test_graph_expansion_brings_derived_facts_only_with_a_working_reranker(
+    configure: Callable[..., None],
+) -> None:
+    configure(KENFOLD_EMBED="off")
+    summary = remember(
+        "Session summary: fixed the checkout flow and discussed ledger cleanup.", type="episodic"
+    )
+    fact = remember("Refund amounts are stored in minor units.", type="codebase")
+    MemoryEdge.objects.create(
+        src_id=fact, relation="derived_from", dst_id=summary, source_agent="kenfold-extractor"
+    )
+    assert recall("checkout flow") == [summary]
+    with provider_server(rerank_by_text("minor units")) as reranker:
+        configure(KENFOLD_RERANK_URL=reranker.url)
+        assert recall("checkout flow") == [fact, summary]
+        assert recall("checkout flow", graph=False) == [summary]
+    with provider_server(lambda r: Reply(status=500)) as broken:
+        configure(KENFOLD_RERANK_URL=broken.url)
+        assert recall("checkout flow") == [summary], "no graph neighbours without calibrated scores"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did we change in the deploy script last time",
+        "최근 배포 스크립트에서 뭐 바꿨지",
+        "deploy script latest change",
+    ],
+)
+def test_recency_intent_prefers_recent_memories_in_both_languages(
+    configure: Callable[..., None], query: str
+) -> None:
+    configure(KENFOLD_EMBED="off")
+    now = clock.now()
+    with clock.frozen(now - timedelta(days=60)):
+        old = remember(
+            "Deploy script: changed the deploy script to build images; 배포 스크립트 변경, 배포 스크립트 change."
+        )
+    with clock.frozen(now - timedelta(days=1)):
+        new = remember("Deploy script now tags releases; 배포 스크립트 change.")
+    assert has_recency_intent(query)
+    assert recall(query, recency=False)[0] == old
+    assert recall(query)[0] == new
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("last-write-wins conflict handling", False),
+        ("the latest migration", True),
+        ("이번주 작업", True),
+        ("웹훅 재시도", False),
+    ],
+)
+def test_recency_intent_detection(query: str, intent: bool) -> None:
+    assert has_recency_intent(query) is intent
