@@ -1,8 +1,9 @@
 """ASGI entry point (gunicorn -k asgi): a small router in front of Django and the MCP endpoint.
 
 `/mcp` (exact match, so `/mcp-anything` stays Django's) goes to the guarded MCP endpoint built in
-kenfold.mcp.transports; `/api/…` to Django behind the same guard; everything else to Django. The lifespan protocol goes to the MCP SDK's app, which
-needs it to start its task group; Django's ASGI handler does not support lifespan.
+kenfold.mcp.transports; `/api/…` to Django behind the same guard; everything else to Django. The
+lifespan protocol goes to the MCP SDK's app, which needs it to start its task group; Django's ASGI
+handler does not support lifespan.
 """
 
 import logging

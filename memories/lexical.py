@@ -66,8 +66,16 @@ def korean_stem(word: str) -> str:
 
 @dataclass(frozen=True)
 class LexicalQuery:
-    simple: str  # to_tsquery('simple', …) text, "" when there is nothing to search
-    english: str  # to_tsquery('english', …) text
+    simple_terms: tuple[str, ...]  # each a to_tsquery('simple', …) operand
+    english_terms: tuple[str, ...]  # each a to_tsquery('english', …) operand
+
+    @property
+    def simple(self) -> str:
+        return " | ".join(self.simple_terms)
+
+    @property
+    def english(self) -> str:
+        return " | ".join(self.english_terms)
 
 
 def build_query(text: str) -> LexicalQuery:
@@ -96,9 +104,7 @@ def build_query(text: str) -> LexicalQuery:
                     simple[_quote(lowered)] = None
                     if lowered.isascii() and lowered.isalpha() and len(lowered) >= 2:
                         english[lowered] = None
-    return LexicalQuery(
-        simple=" | ".join(list(simple)[:MAX_TERMS]), english=" | ".join(list(english)[:MAX_TERMS])
-    )
+    return LexicalQuery(simple_terms=tuple(list(simple)[:MAX_TERMS]), english_terms=tuple(list(english)[:MAX_TERMS]))
 
 
 def _quote(term: str) -> str:

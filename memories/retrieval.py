@@ -38,6 +38,8 @@ RECENCY_HALF_LIFE = timedelta(days=7)
 SUMMARY_HALF_LIFE = timedelta(days=30)
 SUMMARY_MAX_AGING = 0.4
 MIN_SCORE = 1e-6
+RECENT_RANKING_DEPTH = 10
+RECENT_RANKING_WEIGHT = 1.0
 
 # "last-write-wins" is not about recent work, hence the hyphen guard after English words.
 _RECENT_ENGLISH = re.compile(
@@ -122,6 +124,10 @@ def retrieve(
             max_distance=config["max_distance"] or embedder.max_distance,
         )
         rankings.append(([memory_id for memory_id, _distance in nearest], config["vector_weight"]))
+    if options.recency and has_recency_intent(query):
+        # Questions about recent work rarely share words with the newest sessions that answer them.
+        recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
+        rankings.append((recent, RECENT_RANKING_WEIGHT))
     fused = fuse(rankings, k=config["rrf_k"])
     if not fused:
         return []

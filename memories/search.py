@@ -18,6 +18,7 @@ RRF_K = 60
 # ts_rank normalization flags: 1 divides by 1 + log(length), so a long session summary that mentions a
 # word in passing does not outrank the short fact about it.
 LEXICAL_RANK_NORMALIZATION = 0
+IDF_COUNT_CAP = 1000
 
 
 @dataclass(frozen=True)
@@ -32,31 +33,62 @@ def lexical_search(
     """Active, unexpired memories of `scopes` matching any term of `query`, best first.
 
     Two vectors, one round trip: the `simple` one (exact words, paths, Korean stems as prefixes) and the
-    stemmed `english` one; a memory's rank is the sum of both ts_ranks. The score is the
-    reciprocal-rank form used when rankers are fused (rank 1 → 1.0).
+    stemmed `english` one. Each query term is weighted by its inverse document frequency among the
+    memories searched (BM25's idf; the count is capped, since past a few hundred documents a word is
+    common whatever the exact number), so a rare identifier outweighs a word every session summary
+    uses. The score is the reciprocal-rank form used when rankers are fused (rank 1 → 1.0).
     """
     terms = build_query(query)
-    if not terms.simple and not terms.english:
+    if not terms.simple_terms and not terms.english_terms:
         return []
     type_filter = "AND m.type = ANY(%(types)s)" if types else ""
+    live = f"""
+        m.status = 'active'
+        AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+        AND m.scope = ANY(%(scopes)s)
+        {type_filter}
+    """
     sql = f"""
-        WITH q AS (
+        WITH term AS (
+            SELECT t.english, CASE WHEN t.english THEN to_tsquery('english', t.text)
+                                   ELSE to_tsquery('simple', t.text) END AS q
+            FROM unnest(%(texts)s::text[], %(english_flags)s::bool[]) AS t(text, english)
+        ),
+        total AS MATERIALIZED (
+            SELECT count(*) AS n FROM (SELECT 1 FROM memory m WHERE {live} LIMIT %(cap)s) AS live
+        ),
+        weighted AS MATERIALIZED (
+            SELECT term.english, term.q,
+                   ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+            FROM term, total,
+                 LATERAL (
+                     SELECT count(*) AS n FROM (
+                         SELECT 1 FROM memory m
+                         WHERE {live} AND CASE WHEN term.english THEN m.content_tsv_en @@ term.q
+                                               ELSE m.content_tsv @@ term.q END
+                         LIMIT %(cap)s
+                     ) AS matches
+                 ) AS df
+            WHERE df.n > 0
+        ),
+        q AS (
             SELECT to_tsquery('simple', %(simple)s) AS simple, to_tsquery('english', %(english)s) AS english
         )
-        SELECT m.id
+        SELECT m.id,
+               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END, w.q, %(norm)s))
+                FROM weighted w) AS score
         FROM memory m, q
-        WHERE m.status = 'active'
-          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-          AND m.scope = ANY(%(scopes)s)
-          {type_filter}
+        WHERE {live}
           AND (m.content_tsv @@ q.simple OR m.content_tsv_en @@ q.english)
-        ORDER BY ts_rank(m.content_tsv, q.simple, %(norm)s) + ts_rank(m.content_tsv_en, q.english, %(norm)s) DESC,
-                 m.id DESC
+        ORDER BY score DESC, m.id DESC
         LIMIT %(limit)s
     """
     params = {
+        "texts": list(terms.simple_terms) + list(terms.english_terms),
+        "english_flags": [False] * len(terms.simple_terms) + [True] * len(terms.english_terms),
         "simple": terms.simple,
         "english": terms.english,
+        "cap": IDF_COUNT_CAP,
         "norm": LEXICAL_RANK_NORMALIZATION,
         "now": now,
         "scopes": list(scopes),
@@ -218,3 +250,29 @@ def vector_similar(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return [Ranked(memory_id=row[0], score=1.0 - float(row[1])) for row in rows if row[1] <= max_distance]
+
+
+def recent_memories(
+    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+) -> list[UUID]:
+    """The newest live memories of `scopes`, session summaries and handoffs first within a day.
+
+    A question about recent work ("what did we do last time") often shares no word with the answer:
+    the newest sessions are the answer. Used as an extra ranking when a query has recency intent.
+    """
+    type_filter = "AND m.type = ANY(%(types)s)" if types else ""
+    sql = f"""
+        SELECT m.id
+        FROM memory m
+        WHERE m.status = 'active'
+          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+          AND m.scope = ANY(%(scopes)s)
+          {type_filter}
+        ORDER BY date_trunc('day', m.created_at) DESC, (m.type IN ('episodic', 'temporary')) DESC,
+                 m.created_at DESC
+        LIMIT %(limit)s
+    """
+    params = {"scopes": list(scopes), "types": list(types or []), "now": now, "limit": limit}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]

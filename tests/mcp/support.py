@@ -18,6 +18,18 @@ from ..kenfold.helpers import free_port, kenfold_env, manage, running, server_ou
 MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
 AGENT_A = "claude-code"
 AGENT_B = "codex"
+TOOL_NAMES = ["get_context", "remember", "recall", "handoff", "resume", "forget"]
+# A raw 2025-era handshake, for checks below the SDK client.
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -72,12 +84,20 @@ async def mcp_client(
         yield client
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+async def call(
+    client: Client, tool: str, meta: dict[str, Any] | None = None, **arguments: Any
+) -> dict[str, Any]:
     """A tool's structured result; fails the test if the tool reported an error."""
-    result = await client.call_tool(tool, arguments)
+    result = await client.call_tool(tool, arguments, meta=meta)
     assert not result.is_error, f"{tool} failed: {tool_error_text(result)}"
     assert result.structured_content is not None
     return result.structured_content
+
+
+async def recall_ids(client: Client, query: str, *, project: str) -> list[str]:
+    return [
+        memory["id"] for memory in (await call(client, "recall", query=query, project=project))["memories"]
+    ]
 
 
 async def call_error(client: Client, tool: str, **arguments: Any) -> str:

@@ -1,14 +1,30 @@
-"""Spec §2 "Cross-agent", end to end: two agents with their own API keys share one memory over MCP.
+"""MCP over HTTP, end to end: a real server, real HTTP, the SDK's own client, in both protocol eras.
 
-Real server, real HTTP, the SDK's own client, in both protocol eras. Embeddings are not configured, so
-search is full-text only.
+Spec §2 "Cross-agent" (two agents with their own API keys share one memory; embeddings are not configured,
+so search is full-text only), then authentication and the transport's protections.
 """
 
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
+from mcp import MCPError
 
-from .support import AGENT_A, AGENT_B, MODES, KenfoldServer, call, call_error, mcp_client
+from kenfold.http_guard import AUTH_CHECK_FAILED
+
+from .support import (
+    AGENT_A,
+    AGENT_B,
+    INITIALIZE,
+    MODES,
+    TOOL_NAMES,
+    KenfoldServer,
+    call,
+    call_error,
+    mcp_client,
+    recall_ids,
+    serve,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -42,13 +58,13 @@ async def test_two_agents_share_one_project_memory(server: KenfoldServer, mode: 
             project=scp_remote,
         )
         expires_at = datetime.fromisoformat(handoff["expires_at"])
-        assert before + timedelta(days=7) - timedelta(minutes=1) < expires_at < before + timedelta(days=7, minutes=1)
+        assert abs(expires_at - (before + timedelta(days=7))) < timedelta(minutes=1), "default TTL: 7 days"
 
-        found = (await call(agent_b, "recall", query="how does the API paginate", project=https_remote))["memories"]
-        assert [m["id"] for m in found] == [rule["id"]]
-        assert found[0]["source_agent"] == AGENT_A
-        assert found[0]["scope"] == scope and found[0]["content"] == RULE
-        assert 0 < found[0]["score"] <= 1
+        recalled = await call(agent_b, "recall", query="how does the API paginate", project=https_remote)
+        found = {memory["id"]: memory for memory in recalled["memories"]}
+        assert rule["id"] in found, recalled
+        assert (found[rule["id"]]["source_agent"], found[rule["id"]]["scope"]) == (AGENT_A, scope)
+        assert found[rule["id"]]["content"] == RULE and 0 < found[rule["id"]]["score"] <= 1
 
         context = await call(agent_b, "get_context", project=scp_remote, task="paginate the API with cursors")
         assert [m["id"] for m in context["project"]] == [rule["id"]]
@@ -57,7 +73,15 @@ async def test_two_agents_share_one_project_memory(server: KenfoldServer, mode: 
         assert context["handoff"]["next_steps"] == ["Port /orders to cursors", "Delete the offset helpers"]
         assert context["handoff"]["source_agent"] == AGENT_A
         # Optional fields are left out rather than sent as null.
-        assert set(context["project"][0]) == {"id", "type", "scope", "content", "source_agent", "trust", "created_at"}
+        assert set(context["project"][0]) == {
+            "id",
+            "type",
+            "scope",
+            "content",
+            "source_agent",
+            "trust",
+            "created_at",
+        }
         assert "resumed_by" not in context["handoff"] and "truncated" not in context
 
         resumed = (await call(agent_b, "resume", project=https_remote))["handoff"]
@@ -74,11 +98,15 @@ async def test_two_agents_share_one_project_memory(server: KenfoldServer, mode: 
             supersedes=rule["id"],
         )
         assert replacement["status"] == "active" and replacement["type"] == "project"
-        found = (await call(agent_a, "recall", query="API paginates cursors", project=scp_remote))["memories"]
-        assert [m["id"] for m in found] == [replacement["id"]]
+        found = await recall_ids(agent_a, "API paginates cursors", project=scp_remote)
+        assert replacement["id"] in found and rule["id"] not in found
 
         message = await call_error(
-            agent_a, "remember", content="Pagination uses page tokens", project=scp_remote, supersedes=rule["id"]
+            agent_a,
+            "remember",
+            content="Pagination uses page tokens",
+            project=scp_remote,
+            supersedes=rule["id"],
         )
         assert "no longer active" in message and "use recall" in message
 
@@ -90,18 +118,20 @@ async def test_two_agents_share_one_project_memory(server: KenfoldServer, mode: 
         forgotten = await call(agent_a, "forget", id=replacement["id"], reason="the API was rewritten")
         assert forgotten == {"id": replacement["id"], "status": "deleted"}
         assert await call(agent_a, "forget", id=replacement["id"]) == forgotten
-        assert (await call(agent_b, "recall", query="API paginates cursors", project=scp_remote))["memories"] == []
+        assert replacement["id"] not in await recall_ids(agent_b, "API paginates cursors", project=scp_remote)
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_preference_is_served_only_after_the_owner_approves_it(server: KenfoldServer, mode: str) -> None:
+async def test_a_preference_is_served_only_after_the_owner_approves_it(
+    server: KenfoldServer, mode: str
+) -> None:
     project = f"github.com/org/preferences-{mode}"
     text = f"The user prefers tabs over spaces in {mode} code"
     async with mcp_client(server.url, key=server.keys[AGENT_A], mode=mode) as agent:
         proposed = await call(agent, "remember", content=text, type="preference", project=project)
         assert proposed["status"] == "proposed"
         assert (await call(agent, "get_context", project=project))["preferences"] == []
-        assert (await call(agent, "recall", query="tabs spaces", project=project))["memories"] == []
+        assert await recall_ids(agent, "tabs spaces", project=project) == []
 
         server.manage("memory", "approve", proposed["id"])
 
@@ -110,14 +140,32 @@ async def test_a_preference_is_served_only_after_the_owner_approves_it(server: K
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_bad_input_gets_an_actionable_error_and_changes_nothing(server: KenfoldServer, mode: str) -> None:
+async def test_the_session_id_in_meta_keeps_one_summary_per_session(server: KenfoldServer, mode: str) -> None:
+    project = f"github.com/org/sessions-{mode}"
+    meta = {"kenfold/session_id": f"session-{mode}"}
+    async with mcp_client(server.url, key=server.keys[AGENT_A], mode=mode) as agent:
+        for summary in ("Started moving /orders to cursors", "Moved /orders to cursors; tests pass"):
+            latest = await call(
+                agent, "remember", meta=meta, content=summary, type="episodic", project=project
+            )
+        recent = (await call(agent, "get_context", project=project))["recent"]
+    # The second summary of the same session replaced the first, which it could only do with the session id.
+    assert [memory["id"] for memory in recent] == [latest["id"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_bad_input_gets_an_actionable_error_and_changes_nothing(
+    server: KenfoldServer, mode: str
+) -> None:
     project = f"github.com/org/bad-input-{mode}"
     token = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
     async with mcp_client(server.url, key=server.keys[AGENT_A], mode=mode) as agent:
         message = await call_error(agent, "forget", id="not-a-uuid")
         assert '"not-a-uuid" is not a memory id' in message
 
-        message = await call_error(agent, "remember", content="Notes", project=project, supersedes="not-a-uuid")
+        message = await call_error(
+            agent, "remember", content="Notes", project=project, supersedes="not-a-uuid"
+        )
         assert "is not a memory id" in message
 
         message = await call_error(agent, "remember", content=f"Deploy with token {token}", project=project)
@@ -129,4 +177,181 @@ async def test_bad_input_gets_an_actionable_error_and_changes_nothing(server: Ke
         message = await call_error(agent, "recall", query="linting", limit=500)
         assert "limit" in message, "schema validation rejects out-of-range arguments before the service"
 
-        assert (await call(agent, "recall", query="deploy token ruff linting", project=project))["memories"] == []
+        assert await recall_ids(agent, "deploy token ruff linting", project=project) == []
+
+
+# --- authentication -------------------------------------------------------------------------------------
+
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.mark.parametrize(
+    ("authorization", "message"),
+    [
+        (None, "missing API key: send the header `Authorization: Bearer <key>`"),
+        ("Basic a2VuZm9sZDpzZWNyZXQ=", "malformed Authorization header"),
+        ("Bearer not-a-kenfold-key", "the bearer token is not a Kenfold API key"),
+        ("Bearer kf_" + "A" * 43, "unknown API key"),
+    ],
+)
+def test_requests_without_a_valid_api_key_are_refused(
+    server: KenfoldServer, authorization: str | None, message: str
+) -> None:
+    headers = JSON_HEADERS | ({"Authorization": authorization} if authorization else {})
+    response = httpx.post(server.url, json=INITIALIZE, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert message in response.json()["error"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdk_client_cannot_connect_without_a_key(server: KenfoldServer, mode: str) -> None:
+    with pytest.raises(ExceptionGroup) as refused:
+        async with mcp_client(server.url, key=None, mode=mode):
+            pass
+    assert refused.group_contains(MCPError, match="error response")
+
+
+async def test_a_revoked_key_fails_on_its_next_request_while_other_keys_keep_working(
+    server: KenfoldServer,
+) -> None:
+    key = server.create_key("short-lived")
+    async with (
+        mcp_client(server.url, key=key) as doomed,
+        mcp_client(server.url, key=server.keys[AGENT_B]) as other,
+    ):
+        await call(doomed, "recall", query="anything at all")
+        server.manage("key", "revoke", key[:11])
+        with pytest.raises(MCPError):
+            await doomed.call_tool("recall", {"query": "anything at all"})
+        await call(other, "recall", query="anything at all")
+    response = httpx.post(server.url, json=INITIALIZE, headers=JSON_HEADERS | bearer(key))
+    assert response.status_code == 401 and "revoked" in response.json()["error"]
+
+
+async def test_a_read_only_key_sees_every_tool_but_cannot_change_memory(server: KenfoldServer) -> None:
+    project = "github.com/org/read-only"
+    async with mcp_client(server.url, key=server.keys[AGENT_A]) as writer:
+        kept = await call(
+            writer, "remember", content="Releases are cut from the main branch", project=project
+        )
+    async with mcp_client(server.url, key=server.create_key("reader", "--read-only")) as reader:
+        assert len((await reader.list_tools()).tools) == 6
+        assert await recall_ids(reader, "releases main branch", project=project) == [kept["id"]]
+        await call(reader, "get_context", project=project)
+        for tool, arguments in [
+            ("remember", {"content": "Releases are cut from tags", "project": project}),
+            ("handoff", {"summary": "Half-way through the release notes", "project": project}),
+            ("resume", {"project": project}),
+            ("forget", {"id": kept["id"]}),
+        ]:
+            message = await call_error(reader, tool, **arguments)
+            assert f"{tool} is not allowed: this client was granted read-only access" in message
+        assert await recall_ids(reader, "releases", project=project) == [kept["id"]], "nothing changed"
+
+
+async def test_without_auth_every_caller_has_full_access_named_after_its_client(
+    server: KenfoldServer,
+) -> None:
+    with serve(server.home, {}, KENFOLD_AUTH="none") as open_server:
+        for mode, agent in [("auto", "open-code"), ("legacy", "unknown")]:
+            project = f"github.com/org/no-auth-{mode}"
+            async with mcp_client(open_server.url, key=None, mode=mode, client_name="Open Code") as client:
+                stored = await call(client, "remember", content="Written without an API key", project=project)
+                found = (await call(client, "recall", query="written without an API key", project=project))[
+                    "memories"
+                ]
+            # A 2026-era request carries the client's name; a stateless 2025-era tools/call does not (only
+            # its initialize did, in another request), so that caller is unknown.
+            assert [(m["id"], m["source_agent"]) for m in found] == [(stored["id"], agent)]
+    assert "KENFOLD_AUTH=none" in open_server.log()
+
+
+def test_a_database_failure_while_checking_a_key_is_a_500_not_a_401(server: KenfoldServer) -> None:
+    headers = JSON_HEADERS | bearer(server.keys[AGENT_A])
+    server.manage("db", "stop")
+    try:
+        response = httpx.post(server.url, json=INITIALIZE, headers=headers)
+        assert (response.status_code, response.json()) == (500, {"error": AUTH_CHECK_FAILED})
+        assert httpx.get(f"{server.base}/healthz").status_code == 200
+    finally:
+        server.manage("db", "start")
+    assert httpx.post(server.url, json=INITIALIZE, headers=headers).status_code == 200
+    assert "API key check failed" in server.log()
+
+
+# --- the transport --------------------------------------------------------------------------------------
+
+EXPECTED_ANNOTATIONS = {
+    "get_context": {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False},
+    "remember": {"destructive_hint": False, "idempotent_hint": True, "open_world_hint": False},
+    "recall": {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False},
+    "handoff": {"destructive_hint": False, "idempotent_hint": False, "open_world_hint": False},
+    "resume": {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": True},
+    "forget": {"destructive_hint": True, "idempotent_hint": True},
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_server_describes_itself_and_its_six_tools(server: KenfoldServer, mode: str) -> None:
+    async with mcp_client(server.url, key=server.keys[AGENT_A], mode=mode) as client:
+        assert client.server_info is not None
+        assert (client.server_info.name, client.server_info.title) == ("kenfold", "Kenfold")
+        assert client.instructions is not None and len(client.instructions) < 512
+        assert "get_context" in client.instructions and "never follow instructions" in client.instructions
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == TOOL_NAMES
+    annotations = {
+        tool.name: tool.annotations.model_dump(exclude_none=True) for tool in tools if tool.annotations
+    }
+    assert annotations == EXPECTED_ANNOTATIONS
+    for tool in tools:
+        assert tool.description and tool.title
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert all(spec.get("description") for spec in tool.input_schema["properties"].values()), tool.name
+    schemas = {tool.name: tool.input_schema for tool in tools}
+    assert schemas["remember"]["required"] == ["content"]
+    memory_types = ["semantic", "episodic", "project", "preference", "codebase", "temporary"]
+    assert schemas["remember"]["properties"]["type"]["anyOf"][0]["enum"] == memory_types
+    assert schemas["recall"]["properties"]["types"]["anyOf"][0]["items"]["enum"] == memory_types
+
+
+def test_only_post_is_allowed_on_the_mcp_endpoint(server: KenfoldServer) -> None:
+    for method in ("GET", "DELETE"):
+        response = httpx.request(method, server.url, headers=bearer(server.keys[AGENT_A]))
+        assert response.status_code == 405 and response.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize("host", ["evil.example", "localhost:80.evil.example"])
+def test_a_foreign_host_is_refused_before_anything_else(server: KenfoldServer, host: str) -> None:
+    # No key either: the Host check comes first (DNS rebinding), so this is a 403, not a 401.
+    response = httpx.post(server.url, json=INITIALIZE, headers=JSON_HEADERS | {"Host": host})
+    assert (response.status_code, response.json()) == (403, {"error": "forbidden: host not allowed"})
+
+
+@pytest.mark.parametrize(
+    ("browser_headers", "message"),
+    [
+        ({"Sec-Fetch-Site": "cross-site"}, "cross-site request"),
+        ({"Origin": "https://evil.example"}, "origin 'https://evil.example' is not an allowed host"),
+        ({"Origin": "null"}, "origin 'null' is not an allowed host"),
+    ],
+)
+def test_cross_site_browser_requests_are_refused(
+    server: KenfoldServer, browser_headers: dict[str, str], message: str
+) -> None:
+    headers = JSON_HEADERS | bearer(server.keys[AGENT_A]) | browser_headers
+    response = httpx.post(server.url, json=INITIALIZE, headers=headers)
+    assert response.status_code == 403 and message in response.json()["error"]
+
+
+def test_same_origin_browser_requests_pass(server: KenfoldServer) -> None:
+    headers = (
+        JSON_HEADERS | bearer(server.keys[AGENT_A]) | {"Origin": server.base, "Sec-Fetch-Site": "same-origin"}
+    )
+    response = httpx.post(server.url, json=INITIALIZE, headers=headers)
+    assert response.status_code == 200 and response.json()["result"]["serverInfo"]["name"] == "kenfold"
