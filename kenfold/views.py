@@ -3,9 +3,10 @@
 import logging
 
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
+
+from kenfold.schema import schema_is_current
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
             cursor.execute("SET LOCAL statement_timeout = 2000")
             cursor.execute("SELECT 1")
         if not _schema_current:
-            executor = MigrationExecutor(connection)
-            if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            if not schema_is_current():
                 return JsonResponse({"status": "migrations pending"}, status=503)
             _schema_current = True
     except Exception:

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -56,6 +55,12 @@ TTL_ONE_YEAR = 365 * 24 * 3600
 TTL_THIRTY_DAYS = 30 * 24 * 3600
 
 
+def tool_error(message: str) -> CallToolResult:
+    # Built here rather than raised as ToolError, which would prefix "Error executing tool <name>: " to a
+    # message that is already written for the model.
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
 def internal_error_message(tool: str) -> str:
     return f"{tool} failed because of an internal error; the Kenfold server log has details"
 
@@ -71,10 +76,10 @@ async def run_service(tool: str, service: Callable[..., BaseModel], /, **argumen
     try:
         output = await sync_to_async(service, thread_sensitive=True)(**arguments)
     except KenfoldError as exc:
-        raise ToolError(exc.message) from None
+        return tool_error(exc.message)
     except Exception:
         log.exception("MCP tool %s failed", tool, extra={"tool": tool})
-        raise ToolError(internal_error_message(tool)) from None
+        return tool_error(internal_error_message(tool))
     # Optional fields the contract marks with "?" (expires_at, score, handoff, truncated, ...) are left out
     # when empty rather than sent as null: shorter for the model, and what the contract describes.
     data = output.model_dump(mode="json", exclude_none=True)
@@ -292,7 +297,9 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Resume",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
     )
     async def resume(ctx: Context, project: Project = None) -> Annotated[CallToolResult, ResumeOutput]:
         """Pick up the latest handoff of the project: what was done, the current state and next_steps.
@@ -305,7 +312,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Forget",
-        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True),
+        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     async def forget(
         ctx: Context,

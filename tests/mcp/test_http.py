@@ -291,8 +291,13 @@ EXPECTED_ANNOTATIONS = {
     "remember": {"destructive_hint": False, "idempotent_hint": True, "open_world_hint": False},
     "recall": {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False},
     "handoff": {"destructive_hint": False, "idempotent_hint": False, "open_world_hint": False},
-    "resume": {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": True},
-    "forget": {"destructive_hint": True, "idempotent_hint": True},
+    "resume": {
+        "read_only_hint": False,
+        "destructive_hint": False,
+        "idempotent_hint": True,
+        "open_world_hint": False,
+    },
+    "forget": {"destructive_hint": True, "idempotent_hint": True, "open_world_hint": False},
 }
 
 

@@ -7,10 +7,10 @@ stdout carries the protocol and nothing else: logs go to stderr (settings.LOGGIN
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from kenfold.mcp.server import build_server
 from kenfold.mcp.transports import stdio_request_scope
+from kenfold.schema import schema_is_current
 
 
 class Command(BaseCommand):
@@ -21,8 +21,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def handle(self, *args: object, **options: object) -> None:
-        executor = MigrationExecutor(connection)
-        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        if not schema_is_current():
             raise CommandError("the database schema is out of date: run `python manage.py migrate` first")
         connection.close()
         build_server(agent=settings.STDIO_AGENT, middleware=[stdio_request_scope]).run("stdio")

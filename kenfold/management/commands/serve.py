@@ -12,10 +12,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from django_q.models import Schedule
 
+from kenfold.schema import schema_is_current
 from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
@@ -33,8 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         if options["migrate"] or settings.AUTO_MIGRATE:
             call_command("migrate", interactive=False, verbosity=0)
-        executor = MigrationExecutor(connection)
-        if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        if not schema_is_current():
             raise CommandError(
                 "the database schema is out of date: run `python manage.py migrate` (or serve --migrate)"
             )
