@@ -20,6 +20,9 @@ from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
 
+WORKER_RESTART_DELAY = 5
+
+
 class Command(BaseCommand):
     help = "Serve Kenfold (MCP, REST, health) on KENFOLD_HTTP_ADDR with gunicorn."
     requires_system_checks: list[str] = []
@@ -79,26 +82,40 @@ class Command(BaseCommand):
         self._run_together(argv, [sys.executable, os.path.abspath(sys.argv[0]), "qcluster"])
 
     def _run_together(self, server: list[str], worker: list[str]) -> None:
-        """Run the web server and the job worker; when either ends (or we are told to stop), stop both."""
-        children = [subprocess.Popen(worker), subprocess.Popen(server)]
+        """Run the web server and the job worker until the server ends or we are told to stop.
+
+        The worker is restarted if it dies (say, while the database was stopped): background jobs are
+        retried later anyway, and they must never take the web server down with them.
+        """
+        web = subprocess.Popen(server)
+        jobs = subprocess.Popen(worker)
+        stopping = False
 
         def stop(signum: int, frame: object) -> None:
-            for child in children:
+            nonlocal stopping
+            stopping = True
+            for child in (web, jobs):
                 if child.poll() is None:
                     child.send_signal(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        # Whichever child ends first ends the pair.
-        while all(child.poll() is None for child in children):
+        while web.poll() is None and not stopping:
+            if jobs.poll() is not None:
+                self.stderr.write(
+                    f"The job worker exited ({jobs.returncode}); restarting it in {WORKER_RESTART_DELAY} s."
+                )
+                time.sleep(WORKER_RESTART_DELAY)
+                if not stopping:
+                    jobs = subprocess.Popen(worker)
             time.sleep(0.5)
         stop(signal.SIGTERM, None)
-        for child in children:
+        for child in (web, jobs):
             try:
                 child.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 child.kill()
-        sys.exit(children[1].returncode or 0)
+        sys.exit(web.returncode or 0)
 
     def _warn(self, has_keys: bool) -> None:
         if settings.AUTH_MODE == "none":
