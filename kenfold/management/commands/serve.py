@@ -19,7 +19,6 @@ from kenfold.schema import schema_is_current
 from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
-
 WORKER_RESTART_DELAY = 5
 
 
