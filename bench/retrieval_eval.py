@@ -46,6 +46,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--conversations", type=int, help="LoCoMo: only the first N conversations")
     parser.add_argument("--split", help="only queries of this split")
     parser.add_argument(
+        "--locomo-context",
+        action="store_true",
+        help="LoCoMo: each turn memory also quotes the turn it replies to",
+    )
+    parser.add_argument(
         "--show-misses", action="store_true", help="print queries whose top 5 misses something"
     )
     return parser.parse_args()
@@ -132,7 +137,12 @@ def load_kenfold_format(data: dict, *, now: datetime) -> tuple[dict[str, str], l
 _LOCOMO_DATE = "%I:%M %p on %d %B, %Y"
 
 
-def load_locomo(conversations: list[dict], *, now: datetime) -> tuple[dict[str, str], list[dict]]:
+CONTEXT_CHARS = 200
+
+
+def load_locomo(
+    conversations: list[dict], *, now: datetime, context_turns: bool
+) -> tuple[dict[str, str], list[dict]]:
     """Each conversation is its own project; each turn a memory "Speaker (date): text" dated by its session."""
     from kenfold import clock
     from kenfold.caller import Caller
@@ -152,11 +162,16 @@ def load_locomo(conversations: list[dict], *, now: datetime) -> tuple[dict[str, 
         latest = max(dates.values())
         for n, key in sessions:
             created = now - (latest - dates[n])
+            previous = None
             for turn in talk[key]:
                 text = turn["text"]
                 if turn.get("blip_caption"):
                     text += f" [shares a photo: {turn['blip_caption']}]"
                 content = f"{turn['speaker']} ({dates[n]:%d %B %Y}): {text}"
+                if context_turns and previous is not None:
+                    # A reply ("Yes, last Tuesday!") means little alone: keep what it answers.
+                    content += f" (replying to {previous['speaker']}: {previous['text'][:CONTEXT_CHARS]})"
+                previous = turn
                 with clock.frozen(created):
                     result = services.memory_remember(
                         caller=Caller(agent="locomo"), content=content, type="semantic", project=project
@@ -254,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
     providers.reset()
     if isinstance(raw, list):
         conversations = raw[: args.conversations] if args.conversations else raw
-        ids, queries = load_locomo(conversations, now=now)
+        ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
     else:
         ids, queries = load_kenfold_format(raw, now=now)
     if saved is None:
