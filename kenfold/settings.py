@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+from psycopg_pool import ConnectionPool
 
 from kenfold.env import (
     ConfigError,
@@ -30,6 +31,15 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 def _default_home() -> Path:
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home) / "kenfold"
+
+
+# A connection pool per process (psycopg_pool): MCP requests each run on a thread of their own, so
+# persistent per-thread connections would never be reused; opening a connection per request cost more
+# than the search itself.
+# Connections are checked when taken from the pool (a cheap round trip on the local socket), so a restart of
+# the database costs no failed request; waiting for a connection is capped at 3 s, so a stopped database
+# fails requests quickly instead of piling them up.
+_POOL = {"min_size": 1, "max_size": 8, "timeout": 3, "check": ConnectionPool.check_connection}
 
 
 def _database_from_url(url: str, password: str) -> dict:
@@ -57,7 +67,7 @@ def _database_from_url(url: str, password: str) -> dict:
         "PASSWORD": password or unquote(parts.password or ""),
         "HOST": unquote(parts.hostname or ""),
         "PORT": str(parts.port or ""),
-        "OPTIONS": options,
+        "OPTIONS": options | {"pool": _POOL},
         "CONN_MAX_AGE": 0,
         "CONN_HEALTH_CHECKS": True,
     }
@@ -110,6 +120,7 @@ try:
             "USER": EMBEDDED_CLUSTER.app_role,
             "HOST": str(EMBEDDED_CLUSTER.socket_dir),
             "PORT": str(EMBEDDED_CLUSTER.port),
+            "OPTIONS": {"pool": _POOL},
             "CONN_MAX_AGE": 0,
             "CONN_HEALTH_CHECKS": True,
         }

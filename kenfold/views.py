@@ -2,10 +2,13 @@
 
 import logging
 
+import psycopg
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
+from kenfold.embedded_db import EmbeddedDatabaseError
 from kenfold.schema import schema_is_current
 
 log = logging.getLogger(__name__)
@@ -13,6 +16,7 @@ log = logging.getLogger(__name__)
 # Once the schema has been seen current it stays current for this process: new migrations only arrive
 # with new code, which means a restart. Caching it keeps /readyz to one cheap query.
 _schema_current = False
+READY_TIMEOUT_S = 2
 
 
 @require_safe
@@ -23,10 +27,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
     global _schema_current
+    if not _database_answers():
+        return JsonResponse({"status": "database unavailable"}, status=503)
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL statement_timeout = 2000")
-            cursor.execute("SELECT 1")
         if not _schema_current:
             if not schema_is_current():
                 return JsonResponse({"status": "migrations pending"}, status=503)
@@ -37,3 +40,25 @@ def readyz(request: HttpRequest) -> JsonResponse:
     finally:
         connection.close()
     return JsonResponse({"status": "ready"})
+
+
+def _database_answers() -> bool:
+    """One direct connection with a short timeout, outside the pool: a pool waits for a connection up to
+    its own timeout, and a health check must answer within two seconds."""
+    cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
+    if cluster is not None:
+        try:
+            cluster.ensure_started_once()  # like any first use; a server stopped later stays stopped
+        except EmbeddedDatabaseError:
+            log.warning("readiness check: the embedded database could not start", exc_info=True)
+            return False
+    params = {key: value for key, value in connection.get_connection_params().items() if key != "context"}
+    params.pop("cursor_factory", None)
+    try:
+        with psycopg.connect(**params, connect_timeout=READY_TIMEOUT_S) as probe:
+            probe.execute(f"SET statement_timeout = {READY_TIMEOUT_S * 1000}")
+            probe.execute("SELECT 1")
+    except psycopg.Error:
+        log.warning("readiness check: the database does not answer", exc_info=True)
+        return False
+    return True
