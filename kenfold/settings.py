@@ -98,9 +98,10 @@ try:
     RETRIEVAL = {
         # None: the embedder's own cutoff (memories.embeddings).
         "max_distance": env_float("KENFOLD_SEARCH_MAX_DISTANCE", 0.0, minimum=0.0, maximum=2.0) or None,
-        # k = 60 (the spec's) flattened the fusion: measured on dev.json and LoCoMo, k = 10 was better on
-        # both (docs/benchmarks.md).
-        "rrf_k": env_int("KENFOLD_SEARCH_RRF_K", 10, minimum=1, maximum=1000),
+        # k = 60 (the spec's) flattens the fusion so much that a memory first in one ranking and absent
+        # from the other loses to anything middling in both. Measured on dev.json and LoCoMo, smaller was
+        # better on both down to k = 3-5 (docs/benchmarks.md); 3 is the middle of that plateau.
+        "rrf_k": env_int("KENFOLD_SEARCH_RRF_K", 3, minimum=1, maximum=1000),
         "vector_weight": env_float("KENFOLD_SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0, maximum=10.0),
         "pool": env_int("KENFOLD_SEARCH_POOL", 30, minimum=1, maximum=200),
         "rerank_top": env_int("KENFOLD_RERANK_TOP", 15, minimum=1, maximum=100),
