@@ -131,6 +131,35 @@ def trigram_similar(
         return [Ranked(memory_id=row[0], score=float(row[1])) for row in cursor.fetchall()]
 
 
+def _nearest(
+    *, vector: Sequence[float], model: str, conditions: str, params: dict, limit: int
+) -> list[tuple[UUID, float]]:
+    """Memories nearest to `vector` among vectors of `model` that meet `conditions` (on `m`), with
+    their cosine distances, nearest first.
+
+    The ORDER BY uses the same `embedding::vector(D)` expression as the model's partial HNSW index, so
+    it is an index scan at any size. The conditions apply after the index returns candidates;
+    `hnsw.iterative_scan` lets the index keep scanning until enough rows pass them.
+    """
+    dims = len(vector)
+    distance = f"(e.embedding::vector({dims})) <=> %(query)s::vector({dims})"
+    sql = f"""
+        SELECT e.memory_id, {distance} AS distance
+        FROM memory_embedding e
+        JOIN memory m ON m.id = e.memory_id
+        WHERE e.model = %(model)s AND {conditions}
+        ORDER BY {distance}
+        LIMIT %(limit)s
+    """
+    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(sql, params | {"query": literal, "model": model, "limit": limit})
+        rows = cursor.fetchall()
+    # relaxed_order may return rows slightly out of order; distances are exact, so sort again.
+    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: row[1])
+
+
 def vector_search(
     *,
     vector: Sequence[float],
@@ -141,42 +170,15 @@ def vector_search(
     limit: int,
     max_distance: float,
 ) -> list[tuple[UUID, float]]:
-    """Nearest active, unexpired memories by cosine distance among vectors of `model`, with distances.
-
-    The ORDER BY uses the same `embedding::vector(D)` expression as the model's partial HNSW index, so
-    it is an index scan at any size. The filters on scope and status happen after the index returns
-    candidates; `hnsw.iterative_scan` lets the index keep scanning until enough rows pass them.
-    """
-    dims = len(vector)
-    type_filter = "AND m.type = ANY(%(types)s)" if types else ""
-    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
-    sql = f"""
-        SELECT e.memory_id, (e.embedding::vector({dims})) <=> %(query)s::vector({dims}) AS distance
-        FROM memory_embedding e
-        JOIN memory m ON m.id = e.memory_id
-        WHERE e.model = %(model)s
-          AND m.status = 'active'
+    """Nearest active, unexpired memories of `scopes`, within `max_distance`, with distances."""
+    conditions = """m.status = 'active'
           AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-          AND m.scope = ANY(%(scopes)s)
-          {type_filter}
-        ORDER BY (e.embedding::vector({dims})) <=> %(query)s::vector({dims})
-        LIMIT %(limit)s
-    """
-    params = {
-        "query": literal,
-        "model": model,
-        "now": now,
-        "scopes": list(scopes),
-        "types": list(types or []),
-        "limit": limit,
-    }
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Filtered HNSW scans stop after ef_search candidates unless told to keep going.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    # relaxed_order may return rows slightly out of order; distances are exact, so sort again.
-    return sorted(((row[0], float(row[1])) for row in rows if row[1] <= max_distance), key=lambda r: r[1])
+          AND m.scope = ANY(%(scopes)s)"""
+    if types:
+        conditions += " AND m.type = ANY(%(types)s)"
+    params = {"now": now, "scopes": list(scopes), "types": list(types or [])}
+    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
+    return [(memory_id, distance) for memory_id, distance in nearest if distance <= max_distance]
 
 
 def graph_neighbors(
@@ -229,27 +231,16 @@ def vector_similar(
     limit: int,
 ) -> list[Ranked]:
     """Active memories in `scope` whose vector is within `max_distance` of a new memory's (similar[])."""
-    dims = len(vector)
-    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
-    sql = f"""
-        SELECT e.memory_id, (e.embedding::vector({dims})) <=> %(query)s::vector({dims}) AS distance
-        FROM memory_embedding e
-        JOIN memory m ON m.id = e.memory_id
-        WHERE e.model = %(model)s
-          AND m.status = 'active'
+    conditions = """m.status = 'active'
           AND m.scope = %(scope)s
           AND m.type <> 'temporary'
           AND m.id <> %(id)s
-          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-        ORDER BY (e.embedding::vector({dims})) <=> %(query)s::vector({dims})
-        LIMIT %(limit)s
-    """
-    params = {"query": literal, "model": model, "scope": scope, "id": memory_id, "now": now, "limit": limit}
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return [Ranked(memory_id=row[0], score=1.0 - float(row[1])) for row in rows if row[1] <= max_distance]
+          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"""
+    params = {"scope": scope, "id": memory_id, "now": now}
+    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
+    return [
+        Ranked(memory_id=mid, score=1.0 - distance) for mid, distance in nearest if distance <= max_distance
+    ]
 
 
 def recent_memories(
