@@ -55,19 +55,25 @@ def lexical_search(
             FROM unnest(%(texts)s::text[], %(english_flags)s::bool[]) AS t(text, english)
         ),
         total AS MATERIALIZED (
-            SELECT count(*) AS n FROM (SELECT 1 FROM memory m WHERE {live} LIMIT %(cap)s) AS live
+            -- The planner's row estimate is exact enough for an idf; the capped count covers a table
+            -- that was never analyzed (new installations, tests).
+            SELECT greatest(
+                (SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass),
+                (SELECT count(*) FROM (SELECT 1 FROM memory LIMIT %(cap)s) AS sample)
+            ) AS n
         ),
         weighted AS MATERIALIZED (
-            SELECT term.english, term.q,
-                   ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-            FROM term, total,
+            -- Document frequencies over the whole table (every scope and status): a fine proxy for
+            -- the scope's, and each count is one capped GIN lookup, whatever the table's size.
+            SELECT term.english, term.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+            FROM total, term,
                  LATERAL (
-                     SELECT count(*) AS n FROM (
-                         SELECT 1 FROM memory m
-                         WHERE {live} AND CASE WHEN term.english THEN m.content_tsv_en @@ term.q
-                                               ELSE m.content_tsv @@ term.q END
-                         LIMIT %(cap)s
-                     ) AS matches
+                     SELECT CASE WHEN term.english
+                         THEN (SELECT count(*) FROM (
+                                  SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
+                         ELSE (SELECT count(*) FROM (
+                                  SELECT 1 FROM memory m WHERE m.content_tsv @@ term.q LIMIT %(cap)s) AS hits)
+                     END AS n
                  ) AS df
             WHERE df.n > 0
         ),
