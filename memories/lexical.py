@@ -104,7 +104,9 @@ def build_query(text: str) -> LexicalQuery:
                     simple[_quote(lowered)] = None
                     if lowered.isascii() and lowered.isalpha() and len(lowered) >= 2:
                         english[lowered] = None
-    return LexicalQuery(simple_terms=tuple(list(simple)[:MAX_TERMS]), english_terms=tuple(list(english)[:MAX_TERMS]))
+    return LexicalQuery(
+        simple_terms=tuple(list(simple)[:MAX_TERMS]), english_terms=tuple(list(english)[:MAX_TERMS])
+    )
 
 
 def _quote(term: str) -> str:
