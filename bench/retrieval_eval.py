@@ -285,6 +285,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"loaded {len(ids)} memories in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    # What autovacuum does to a settled database: the planner's statistics (also the lexical ranker's
+    # word frequencies for common words).
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory")
 
     options = SearchOptions(
         vectors=not args.no_vectors,

@@ -19,6 +19,7 @@ RRF_K = 60
 # word in passing does not outrank the short fact about it.
 LEXICAL_RANK_NORMALIZATION = 0
 IDF_COUNT_CAP = 1000
+LEXICAL_CANDIDATES = 300
 
 
 @dataclass(frozen=True)
@@ -62,31 +63,54 @@ def lexical_search(
                 (SELECT count(*) FROM (SELECT 1 FROM memory LIMIT %(cap)s) AS sample)
             ) AS n
         ),
+        stats AS MATERIALIZED (
+            -- The planner's statistics list the most common words of each vector with their share of
+            -- rows: exactly the words whose counting would be expensive (their index entries are long).
+            SELECT attname = 'content_tsv_en' AS english, most_common_elems::text::text[] AS words,
+                   most_common_elem_freqs AS shares
+            FROM pg_stats
+            WHERE schemaname = current_schema() AND tablename = 'memory'
+              AND attname IN ('content_tsv', 'content_tsv_en')
+        ),
         weighted AS MATERIALIZED (
-            -- Document frequencies over the whole table (every scope and status): a fine proxy for
-            -- the scope's, and each count is one capped GIN lookup, whatever the table's size.
+            -- Document frequencies over the whole table (every scope and status), a fine proxy for the
+            -- scope's: common words from the statistics, the others (cheap to look up) counted in the
+            -- index, capped.
             SELECT term.english, term.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-            FROM total, term,
+            FROM total, term
+                 LEFT JOIN stats ON stats.english = term.english,
                  LATERAL (
-                     SELECT CASE WHEN term.english
-                         THEN (SELECT count(*) FROM (
-                                  SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
-                         ELSE (SELECT count(*) FROM (
-                                  SELECT 1 FROM memory m WHERE m.content_tsv @@ term.q LIMIT %(cap)s) AS hits)
-                     END AS n
+                     SELECT coalesce(
+                         (SELECT stats.shares[i] * total.n FROM generate_subscripts(stats.words, 1) AS i
+                          WHERE stats.words[i] = btrim(term.q::text, '''') LIMIT 1),
+                         CASE WHEN term.english
+                             THEN (SELECT count(*) FROM (
+                                      SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
+                             ELSE (SELECT count(*) FROM (
+                                      SELECT 1 FROM memory m WHERE m.content_tsv @@ term.q LIMIT %(cap)s) AS hits)
+                         END
+                     ) AS n
                  ) AS df
             WHERE df.n > 0
         ),
         q AS (
             SELECT to_tsquery('simple', %(simple)s) AS simple, to_tsquery('english', %(english)s) AS english
+        ),
+        candidates AS MATERIALIZED (
+            -- The idf-weighted score costs one ts_rank per term and row, so only the best candidates by
+            -- the plain rank get it, not every memory of the scope that shares a common word.
+            SELECT m.id, m.content_tsv, m.content_tsv_en
+            FROM memory m, q
+            WHERE {live}
+              AND (m.content_tsv @@ q.simple OR m.content_tsv_en @@ q.english)
+            ORDER BY ts_rank(m.content_tsv, q.simple, %(norm)s) + ts_rank(m.content_tsv_en, q.english, %(norm)s) DESC
+            LIMIT %(candidates)s
         )
-        SELECT m.id,
-               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END, w.q, %(norm)s))
+        SELECT c.id,
+               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN c.content_tsv_en ELSE c.content_tsv END, w.q, %(norm)s))
                 FROM weighted w) AS score
-        FROM memory m, q
-        WHERE {live}
-          AND (m.content_tsv @@ q.simple OR m.content_tsv_en @@ q.english)
-        ORDER BY score DESC, m.id DESC
+        FROM candidates c
+        ORDER BY score DESC, c.id DESC
         LIMIT %(limit)s
     """
     params = {
@@ -95,6 +119,7 @@ def lexical_search(
         "simple": terms.simple,
         "english": terms.english,
         "cap": IDF_COUNT_CAP,
+        "candidates": max(limit, LEXICAL_CANDIDATES),
         "norm": LEXICAL_RANK_NORMALIZATION,
         "now": now,
         "scopes": list(scopes),
