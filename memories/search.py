@@ -81,8 +81,8 @@ def lexical_search(
                  LEFT JOIN stats ON stats.english = term.english,
                  LATERAL (
                      SELECT coalesce(
-                         (SELECT stats.shares[i] * total.n FROM generate_subscripts(stats.words, 1) AS i
-                          WHERE stats.words[i] = btrim(term.q::text, '''') LIMIT 1),
+                         -- array_position: one lookup; scanning the array per term cost ~12 ms a query.
+                         stats.shares[array_position(stats.words, btrim(term.q::text, ''''))] * total.n,
                          CASE WHEN term.english
                              THEN (SELECT count(*) FROM (
                                       SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
