@@ -68,6 +68,40 @@ def _bin_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
+def machine_memory_mb() -> int:
+    """Memory this process may use, in MiB: the machine's RAM, or the container's limit when lower."""
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
+    with suppress(OSError, ValueError):
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            total = min(total, int(limit) // 2**20)
+    return int(total)
+
+
+def memory_settings(shared_buffers_mb: int | None = None) -> dict[str, str]:
+    """Memory settings for the embedded server, sized to the machine.
+
+    PostgreSQL's defaults (128 MB of shared buffers, 4 MB of work memory, 64 MB to build an index) are
+    sized for a server that shares a tiny machine with everything else. At a million memories they make
+    every search re-read the vector index and the text index from the OS cache and turn the text
+    search's bitmaps lossy, and the HNSW build spills to disk after ~28k rows (docs/benchmarks.md).
+    A quarter of RAM (at most 4 GB) for shared buffers and an eighth (at most 2 GB) for index builds fit
+    a million memories' indexes on a 16 GB laptop; the OS only backs the pages that are used, so a small
+    database costs little. JIT is off: it adds tens of milliseconds to exactly the big searches it
+    is meant to speed up, and Kenfold's queries are short.
+    """
+    ram = machine_memory_mb()
+    shared = shared_buffers_mb or max(128, min(ram // 4, 4096))
+    return {
+        "shared_buffers": f"{shared}MB",
+        "effective_cache_size": f"{max(shared, ram // 2)}MB",
+        "work_mem": f"{16 if ram >= 4096 else 4}MB",
+        "maintenance_work_mem": f"{max(64, min(ram // 8, 2048))}MB",
+        "random_page_cost": "1.1",
+        "jit": "off",
+    }
+
+
 class EmbeddedCluster:
     """One PostgreSQL cluster in KENFOLD_HOME/pgdata, shared by every Kenfold process of that home."""
 
@@ -75,8 +109,10 @@ class EmbeddedCluster:
     database = "kenfold"
     app_role = "kenfold"
 
-    def __init__(self, *, home: Path, durable: bool = True) -> None:
+    def __init__(self, *, home: Path, durable: bool = True, memory_mb: int | None = None) -> None:
         self.home = home
+        # Shared buffers in MiB; None sizes them to the machine (see `memory_settings`).
+        self.memory_mb = memory_mb
         self.pgdata = home / "pgdata"
         self.lock_path = home / "pgdata.lock"
         self.log_path = self.pgdata / "postgres.log"
@@ -210,6 +246,7 @@ class EmbeddedCluster:
             "unix_socket_permissions = 0700",
             "max_connections = 200",
         ]
+        lines += [f"{name} = {value}" for name, value in memory_settings(self.memory_mb).items()]
         if not self.durable:
             lines += ["fsync = off", "synchronous_commit = off", "full_page_writes = off"]
         if self.socket_dir != self.pgdata:

@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool import ConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 from kenfold.env import (
     ConfigError,
@@ -40,6 +41,11 @@ def _default_home() -> Path:
 # the database costs no failed request; waiting for a connection is capped at 3 s, so a stopped database
 # fails requests quickly instead of piling them up.
 _POOL = {"min_size": 1, "max_size": 8, "timeout": 3, "check": ConnectionPool.check_connection}
+# While the database is unreachable, psycopg_pool retries with a delay that doubles without a ceiling: after
+# a one-minute outage the server would stay down another minute. Retry every half second instead; an
+# attempt against a down server costs one failed connect.
+AttemptWithBackoff.INITIAL_DELAY = 0.5
+AttemptWithBackoff.DELAY_BACKOFF = 1.0
 
 
 def _database_from_url(url: str, password: str) -> dict:
@@ -78,6 +84,8 @@ try:
     DATABASE_URL = env_str("KENFOLD_DATABASE_URL")
     DATABASE_PASSWORD = env_str("KENFOLD_DATABASE_PASSWORD")
     EMBEDDED_DURABLE = env_bool("KENFOLD_EMBEDDED_DURABLE", True)
+    # 0: a quarter of the machine's memory, at most 4 GB (kenfold.embedded_db.memory_settings).
+    EMBEDDED_MEMORY_MB = env_int("KENFOLD_EMBEDDED_MEMORY_MB", 0, minimum=0, maximum=1_048_576)
     HTTP_HOST, HTTP_PORT = env_addr("KENFOLD_HTTP_ADDR", "127.0.0.1:7077")
     HTTP_WORKERS = env_int("KENFOLD_WORKERS", 2, minimum=1, maximum=64)
     KENFOLD_ALLOWED_HOSTS = [
@@ -114,7 +122,9 @@ try:
             raise ConfigError("KENFOLD_DATABASE_PASSWORD only applies together with KENFOLD_DATABASE_URL")
         from kenfold.embedded_db import EmbeddedCluster
 
-        EMBEDDED_CLUSTER = EmbeddedCluster(home=KENFOLD_HOME, durable=EMBEDDED_DURABLE)
+        EMBEDDED_CLUSTER = EmbeddedCluster(
+            home=KENFOLD_HOME, durable=EMBEDDED_DURABLE, memory_mb=EMBEDDED_MEMORY_MB or None
+        )
         _default_db = {
             "ENGINE": "kenfold.db_backend",
             "NAME": EMBEDDED_CLUSTER.database,

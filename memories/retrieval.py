@@ -11,11 +11,13 @@ Scores end in (0, 1]: the reranker's probability, or the fused score (1.0 = firs
 import logging
 import math
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
+from django.db import connection
 
 from coderefs.selectors import attach_code_refs, staleness_factor
 from kenfold import clock
@@ -98,6 +100,41 @@ def _query_vector(query: str) -> tuple[Embedder, list[float]] | None:
         return None
 
 
+# The query embedding (CPU in onnxruntime or an HTTP call) and the vector search (its own pooled
+# connection) run beside the lexical search: both release the GIL while they wait, so a search costs the
+# longer of the two instead of their sum.
+_VECTOR_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kenfold-vector")
+
+
+def _vector_ranking(
+    *, query: str, scopes: list[str], types: list[str] | None, now: datetime, limit: int
+) -> list[UUID] | None:
+    """Nearest memories to the query's vector; None when there is no vector (no embedder, or it failed)."""
+    query_vector = _query_vector(query)
+    if query_vector is None:
+        return None
+    embedder, vector = query_vector
+    config = settings.RETRIEVAL
+    nearest = search.vector_search(
+        vector=vector,
+        model=embedder.name,
+        scopes=scopes,
+        types=types,
+        now=now,
+        limit=limit,
+        max_distance=config["max_distance"] or embedder.max_distance,
+    )
+    return [memory_id for memory_id, _distance in nearest]
+
+
+def _vector_ranking_in_thread(**arguments) -> list[UUID] | None:  # type: ignore[no-untyped-def]
+    try:
+        return _vector_ranking(**arguments)
+    finally:
+        # This thread's connection goes back to the pool; the next search may run on another thread.
+        connection.close()
+
+
 def retrieve(
     *,
     query: str,
@@ -110,20 +147,20 @@ def retrieve(
     now = options.now or clock.now()
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
+    vector_arguments = {"query": query, "scopes": scopes, "types": types, "now": now, "limit": depth}
+    vectors: Future[list[UUID] | None] | None = None
+    # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
+    if options.vectors and not connection.in_atomic_block and providers.embedder() is not None:
+        vectors = _VECTOR_THREADS.submit(_vector_ranking_in_thread, **vector_arguments)
     lexical = search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
     rankings = [([hit.memory_id for hit in lexical], 1.0)]
-    if options.vectors and (query_vector := _query_vector(query)) is not None:
-        embedder, vector = query_vector
-        nearest = search.vector_search(
-            vector=vector,
-            model=embedder.name,
-            scopes=scopes,
-            types=types,
-            now=now,
-            limit=depth,
-            max_distance=config["max_distance"] or embedder.max_distance,
-        )
-        rankings.append(([memory_id for memory_id, _distance in nearest], config["vector_weight"]))
+    nearest = None
+    if vectors is not None:
+        nearest = vectors.result()
+    elif options.vectors:
+        nearest = _vector_ranking(**vector_arguments)
+    if nearest is not None:
+        rankings.append((nearest, config["vector_weight"]))
     if options.recency and has_recency_intent(query):
         # Questions about recent work rarely share words with the newest sessions that answer them.
         recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)

@@ -162,7 +162,19 @@ def context_get(
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget)
 
-    preferences = served().filter(type=MemoryType.PREFERENCE, scope__in=scopes).order_by("-created_at", "-id")
+    # One ordered index scan per scope, merged here: `scope IN (...)` has no ordered index path, so a
+    # single query sorts every preference of both scopes (124 ms at a million memories).
+    preferences = sorted(
+        (
+            memory
+            for one_scope in scopes
+            for memory in served()
+            .filter(type=MemoryType.PREFERENCE, scope=one_scope)
+            .order_by("-created_at", "-id")[:SECTION_LIMIT]
+        ),
+        key=lambda memory: (memory.created_at, memory.id),
+        reverse=True,
+    )
     handoff = (
         served()
         .filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)

@@ -113,3 +113,21 @@ def test_db_commands_refuse_to_manage_an_external_server(tmp_path: Path) -> None
         tmp_path, "db", "stop", check=False, KENFOLD_DATABASE_URL="postgres://kenfold@127.0.0.1:1/kenfold"
     )
     assert result.returncode != 0 and "does not start or stop that server" in result.stderr
+
+
+def test_memory_settings_are_sized_to_the_machine_and_can_be_set(home: Path) -> None:
+    from kenfold.embedded_db import machine_memory_mb, memory_settings
+
+    ram = machine_memory_mb()
+    sized = memory_settings()
+    assert sized["shared_buffers"] == f"{max(128, min(ram // 4, 4096))}MB"
+    assert memory_settings(256)["shared_buffers"] == "256MB"
+
+    # Through the real server: the owner's setting wins, and JIT (slow on big searches) is off.
+    manage(home, "db", "start", KENFOLD_EMBEDDED_MEMORY_MB="192")
+    cluster = EmbeddedCluster(home=home)
+    with psycopg.connect(**cluster.superuser_conninfo()) as conn:
+        shown = {
+            name: conn.execute(f"SHOW {name}").fetchone()[0] for name in ("shared_buffers", "jit", "work_mem")
+        }
+    assert shown == {"shared_buffers": "192MB", "jit": "off", "work_mem": sized["work_mem"]}

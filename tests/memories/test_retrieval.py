@@ -75,6 +75,30 @@ def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], s
         assert recall(VECTOR_ONLY_QUERY) == [], "matches beyond the cutoff are dropped"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
+    configure: Callable[..., None],
+) -> None:
+    """As served (no transaction around a tool call), the query embedding and the vector search run on a
+    worker thread with a pooled connection of their own; the results are the same as in line."""
+    from django.db import connection
+
+    with embedding_server() as server:
+        use_embedder(configure, server.url)
+        target = remember(IDEMPOTENT)
+        other = remember(DARK_MODE)
+        assert not connection.in_atomic_block
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+        assert recall("dark mode docs")[0] == other
+        for _ in range(20):  # connections go back to the pool: repeated searches never exhaust it
+            assert recall(VECTOR_ONLY_QUERY)[0] == target
+        received = [r for r in server.received if "input" in (r.json or {})]
+        assert any(VECTOR_ONLY_QUERY in str(r.json["input"]) for r in received), "the query was embedded"
+    with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
+        use_embedder(configure, down.url)
+        assert recall("idempotent payments") == [target], "a failing embedder still leaves full-text"
+
+
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: Callable[..., None]) -> None:
     with embedding_server() as server:
         use_embedder(configure, server.url, name="model-a")
