@@ -118,6 +118,10 @@ class Memory(models.Model):
                 condition=Q(status="active"),
                 name="memory_active_scope",
             ),
+            # The newest live memories of a scope in order: the lexical search's window for common words.
+            models.Index(
+                F("scope"), F("created_at").desc(), condition=Q(status="active"), name="memory_active_recent"
+            ),
             GinIndex(fields=["content_tsv"], name="memory_content_tsv"),
             GinIndex(fields=["content_tsv_en"], name="memory_content_tsv_en"),
             # Only live rows are searched by similarity, so the trigram index skips retired ones.

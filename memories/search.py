@@ -5,21 +5,29 @@ tsquery syntax, then ORs its lexemes: a natural-language question should match m
 some of its words, not only those that contain all of them.
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
+from psycopg.errors import QueryCanceled
 
 from memories.lexical import build_query
 
 RRF_K = 60
-# ts_rank normalization flags: 1 divides by 1 + log(length), so a long session summary that mentions a
-# word in passing does not outrank the short fact about it.
+# ts_rank normalization flags; 0 is the raw rank (length normalization is left to the idf weighting).
 LEXICAL_RANK_NORMALIZATION = 0
-IDF_COUNT_CAP = 1000
+# A word in this many memories or more is "common". Document frequencies are counted up to here (past a
+# few hundred documents a word is common whatever the exact number), and common words are searched only
+# among the newest memories of each scope (see lexical_search).
+COMMON_DF = 500
 LEXICAL_CANDIDATES = 300
+RECENT_WINDOW = 5000
+TRIGRAM_SIMILAR_BUDGET_MS = 100
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -28,32 +36,24 @@ class Ranked:
     score: float
 
 
-def lexical_search(
-    *, query: str, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
-) -> list[Ranked]:
-    """Active, unexpired memories of `scopes` matching any term of `query`, best first.
+@dataclass(frozen=True)
+class _Term:
+    text: str  # a to_tsquery operand
+    english: bool  # for the stemmed `english` vector, else the `simple` one
+    df: float  # memories containing it (estimated for common words, counted up to COMMON_DF otherwise)
+    idf: float
 
-    Two vectors, one round trip: the `simple` one (exact words, paths, Korean stems as prefixes) and the
-    stemmed `english` one. Each query term is weighted by its inverse document frequency among the
-    memories searched (BM25's idf; the count is capped, since past a few hundred documents a word is
-    common whatever the exact number), so a rare identifier outweighs a word every session summary
-    uses. The score is the reciprocal-rank form used when rankers are fused (rank 1 → 1.0).
-    """
-    terms = build_query(query)
-    if not terms.simple_terms and not terms.english_terms:
-        return []
-    type_filter = "AND m.type = ANY(%(types)s)" if types else ""
-    live = f"""
-        m.status = 'active'
-        AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-        AND m.scope = ANY(%(scopes)s)
-        {type_filter}
-    """
-    sql = f"""
+
+def _term_stats(texts: list[str], english_flags: list[bool]) -> list[_Term]:
+    """Document frequency and BM25 idf of each term, over the whole table (every scope and status: a fine
+    proxy for the scope's). Terms no memory contains are left out: they can only slow the search down."""
+    sql = """
         WITH term AS (
-            SELECT t.english, CASE WHEN t.english THEN to_tsquery('english', t.text)
-                                   ELSE to_tsquery('simple', t.text) END AS q
-            FROM unnest(%(texts)s::text[], %(english_flags)s::bool[]) AS t(text, english)
+            SELECT t.i, t.english, CASE WHEN t.english THEN to_tsquery('english', t.text)
+                                        ELSE to_tsquery('simple', t.text) END AS q,
+                   -- A Korean stem matched as a prefix ('정산금':*): the stem, lowercased as `simple` does.
+                   CASE WHEN t.text LIKE '''%%'':*' THEN lower(substr(t.text, 2, length(t.text) - 4)) END AS stem
+            FROM unnest(%(texts)s::text[], %(english_flags)s::bool[]) WITH ORDINALITY AS t(text, english, i)
         ),
         total AS MATERIALIZED (
             -- The planner's row estimate is exact enough for an idf; the capped count covers a table
@@ -71,61 +71,147 @@ def lexical_search(
             FROM pg_stats
             WHERE schemaname = current_schema() AND tablename = 'memory'
               AND attname IN ('content_tsv', 'content_tsv_en')
-        ),
-        weighted AS MATERIALIZED (
-            -- Document frequencies over the whole table (every scope and status), a fine proxy for the
-            -- scope's: common words from the statistics, the others (cheap to look up) counted in the
-            -- index, capped.
-            SELECT term.english, term.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-            FROM total, term
-                 LEFT JOIN stats ON stats.english = term.english,
-                 LATERAL (
-                     SELECT coalesce(
-                         -- array_position: one lookup; scanning the array per term cost ~12 ms a query.
-                         stats.shares[array_position(stats.words, btrim(term.q::text, ''''))] * total.n,
-                         CASE WHEN term.english
-                             THEN (SELECT count(*) FROM (
-                                      SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
-                             ELSE (SELECT count(*) FROM (
-                                      SELECT 1 FROM memory m WHERE m.content_tsv @@ term.q LIMIT %(cap)s) AS hits)
-                         END
-                     ) AS n
-                 ) AS df
-            WHERE df.n > 0
-        ),
-        q AS (
-            SELECT to_tsquery('simple', %(simple)s) AS simple, to_tsquery('english', %(english)s) AS english
-        ),
-        candidates AS MATERIALIZED (
-            -- The idf-weighted score costs one ts_rank per term and row, so only the best candidates by
-            -- the plain rank get it, not every memory of the scope that shares a common word.
-            SELECT m.id, m.content_tsv, m.content_tsv_en
-            FROM memory m, q
-            WHERE {live}
-              AND (m.content_tsv @@ q.simple OR m.content_tsv_en @@ q.english)
-            ORDER BY ts_rank(m.content_tsv, q.simple, %(norm)s) + ts_rank(m.content_tsv_en, q.english, %(norm)s) DESC
-            LIMIT %(candidates)s
         )
-        SELECT c.id,
-               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN c.content_tsv_en ELSE c.content_tsv END, w.q, %(norm)s))
-                FROM weighted w) AS score
-        FROM candidates c
-        ORDER BY score DESC, c.id DESC
-        LIMIT %(limit)s
+        SELECT term.i, df.n, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))
+        FROM total, term
+             LEFT JOIN stats ON stats.english = term.english,
+             LATERAL (
+                 SELECT coalesce(
+                     CASE WHEN term.stem IS NULL
+                         -- array_position: one lookup; scanning the array per term cost ~12 ms a query.
+                         THEN stats.shares[array_position(stats.words, btrim(term.q::text, ''''))]
+                         -- A prefix whose common completions make it common: counting them in the
+                         -- index costs as much as the search (~20 ms per Korean stem at a million
+                         -- memories). Below that the count is cheap, and exact.
+                         ELSE nullif(greatest(
+                             (SELECT sum(x.share) FROM unnest(stats.words, stats.shares) AS x(word, share)
+                              WHERE starts_with(x.word, term.stem)),
+                             %(cap)s / total.n), %(cap)s / total.n)
+                     END * total.n,
+                     CASE WHEN term.english
+                         THEN (SELECT count(*) FROM (
+                                  SELECT 1 FROM memory m WHERE m.content_tsv_en @@ term.q LIMIT %(cap)s) AS hits)
+                         ELSE (SELECT count(*) FROM (
+                                  SELECT 1 FROM memory m WHERE m.content_tsv @@ term.q LIMIT %(cap)s) AS hits)
+                     END
+                 ) AS n
+             ) AS df
+        WHERE df.n > 0
+        ORDER BY term.i
     """
-    params = {
-        "texts": list(terms.simple_terms) + list(terms.english_terms),
-        "english_flags": [False] * len(terms.simple_terms) + [True] * len(terms.english_terms),
-        "simple": terms.simple,
-        "english": terms.english,
-        "cap": IDF_COUNT_CAP,
-        "candidates": max(limit, LEXICAL_CANDIDATES),
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"texts": texts, "english_flags": english_flags, "cap": COMMON_DF})
+        rows = cursor.fetchall()
+    return [
+        _Term(text=texts[i - 1], english=english_flags[i - 1], df=float(df), idf=float(idf))
+        for i, df, idf in rows
+    ]
+
+
+_VECTORS = ((False, "content_tsv", "simple"), (True, "content_tsv_en", "english"))
+
+
+def _matches(terms: list[_Term], alias: str, name: str, params: dict) -> str:
+    """SQL true when memory `alias` contains any of `terms`; puts the tsquery texts in `params`."""
+    clauses = []
+    for english, column, config in _VECTORS:
+        texts = [term.text for term in terms if term.english == english]
+        if texts:
+            params[f"{name}_{config}"] = " | ".join(texts)
+            clauses.append(f"{alias}.{column} @@ to_tsquery('{config}', %({name}_{config})s)")
+    return "(" + " OR ".join(clauses) + ")"
+
+
+def _plain_rank(alias: str, name: str, params: dict) -> str:
+    """ts_rank of memory `alias` against the tsqueries `_matches` put in `params` under `name`."""
+    return " + ".join(
+        f"ts_rank({alias}.{column}, to_tsquery('{config}', %({name}_{config})s), %(norm)s)"
+        for _english, column, config in _VECTORS
+        if f"{name}_{config}" in params
+    )
+
+
+def lexical_search(
+    *, query: str, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+) -> list[Ranked]:
+    """Active, unexpired memories of `scopes` matching any term of `query`, best first.
+
+    Two vectors: the `simple` one (exact words, paths, Korean stems as prefixes) and the stemmed
+    `english` one. Each query term is weighted by its inverse document frequency (BM25's idf), so a rare
+    identifier outweighs a word every session summary uses. The score is the reciprocal-rank form used
+    when rankers are fused (rank 1 → 1.0).
+
+    Bounded work at any size: every memory that contains a rare word of the query is a candidate, but a
+    common word (in COMMON_DF memories or more) is looked for only among the RECENT_WINDOW newest
+    memories of each scope. Ranking every match of a common word cost ~100 ms at a million memories
+    (docs/benchmarks.md); older memories that share only common words with the query are still found by
+    the vector search, an index scan over the whole history. Smaller stores, and queries with rare words
+    only, are searched exhaustively. Two round trips: the first looks up the terms' frequencies, so that
+    the second is planned knowing what it will match.
+    """
+    lexical = build_query(query)
+    texts = list(lexical.simple_terms) + list(lexical.english_terms)
+    if not texts:
+        return []
+    terms = _term_stats(texts, [False] * len(lexical.simple_terms) + [True] * len(lexical.english_terms))
+    if not terms:
+        return []
+    rare = [term for term in terms if term.df < COMMON_DF]
+    params: dict = {
         "norm": LEXICAL_RANK_NORMALIZATION,
         "now": now,
         "scopes": list(scopes),
         "types": list(types or []),
+        "candidates": max(limit, LEXICAL_CANDIDATES),
+        "window": RECENT_WINDOW,
         "limit": limit,
+        "texts": [term.text for term in terms],
+        "english_flags": [term.english for term in terms],
+        "idfs": [term.idf for term in terms],
     }
+    live = """m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"""
+    if types:
+        live += " AND m.type = ANY(%(types)s)"
+    parts = []
+    if rare:
+        parts.append(f"""(
+                SELECT m.id FROM memory m
+                WHERE {live} AND m.scope = ANY(%(scopes)s) AND {_matches(rare, "m", "rare", params)}
+                ORDER BY {_plain_rank("m", "rare", params)} DESC
+                LIMIT %(candidates)s)""")
+    if len(rare) < len(terms):
+        match_any = _matches(terms, "r", "any", params)
+        for index, scope in enumerate(scopes):
+            params[f"scope_{index}"] = scope
+            # An ordered scan of the scope's newest memories (index memory_active_recent), cut at the window.
+            parts.append(f"""(
+                SELECT r.id FROM (
+                    SELECT m.id, m.content_tsv, m.content_tsv_en FROM memory m
+                    WHERE {live} AND m.scope = %(scope_{index})s
+                    ORDER BY m.created_at DESC
+                    LIMIT %(window)s
+                ) AS r
+                WHERE {match_any}
+                ORDER BY {_plain_rank("r", "any", params)} DESC
+                LIMIT %(candidates)s)""")
+    union = "\n                UNION\n".join(parts)
+    sql = f"""
+        WITH weighted AS MATERIALIZED (
+            SELECT t.english, t.idf, CASE WHEN t.english THEN to_tsquery('english', t.text)
+                                          ELSE to_tsquery('simple', t.text) END AS q
+            FROM unnest(%(texts)s::text[], %(english_flags)s::bool[], %(idfs)s::float8[]) AS t(text, english, idf)
+        ),
+        candidates AS MATERIALIZED (
+            {union}
+        )
+        SELECT m.id,
+               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END,
+                                           w.q, %(norm)s))
+                FROM weighted w) AS score
+        FROM candidates c JOIN memory m ON m.id = c.id
+        ORDER BY score DESC, m.id DESC
+        LIMIT %(limit)s
+    """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -133,9 +219,21 @@ def lexical_search(
 
 
 def trigram_similar(
-    *, memory_id: UUID, content: str, scope: str, now: datetime, threshold: float, limit: int
+    *,
+    memory_id: UUID,
+    content: str,
+    scope: str,
+    now: datetime,
+    threshold: float,
+    limit: int,
+    time_budget_ms: int = TRIGRAM_SIMILAR_BUDGET_MS,
 ) -> list[Ranked]:
-    """Active memories in `scope` whose text is trigram-similar to `content` (for remember's similar[])."""
+    """Active memories in `scope` whose text is trigram-similar to `content` (for remember's similar[]).
+
+    Best effort within `time_budget_ms`: the trigram index looks up every trigram of the new memory, and
+    in a big scope whose memories share much vocabulary that took 670 ms at a million memories. Past the
+    budget the lookup is abandoned and returns nothing (the vector candidates remain).
+    """
     sql = """
         SELECT m.id, similarity(m.content, %(content)s) AS sim
         FROM memory m
@@ -157,9 +255,25 @@ def trigram_similar(
         "threshold": threshold,
         "limit": limit,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [Ranked(memory_id=row[0], score=float(row[1])) for row in cursor.fetchall()]
+    try:
+        # A transaction (a savepoint inside the caller's) scopes the timeout; a cancelled statement rolls
+        # the savepoint back, and with it the setting.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('statement_timeout'), set_config('statement_timeout', %s, true)",
+                [f"{int(time_budget_ms)}ms"],
+            )
+            previous = cursor.fetchone()[0]
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            # Inside a caller's transaction the savepoint's release would keep the budget: restore.
+            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
+    except OperationalError as exc:
+        if not isinstance(exc.__cause__, QueryCanceled):
+            raise
+        log.info("similar-memory trigram lookup passed its %d ms budget; skipped", time_budget_ms)
+        return []
+    return [Ranked(memory_id=row[0], score=float(row[1])) for row in rows]
 
 
 def _nearest(
