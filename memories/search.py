@@ -24,7 +24,7 @@ LEXICAL_RANK_NORMALIZATION = 0
 # among the newest memories of each scope (see lexical_search).
 COMMON_DF = 500
 LEXICAL_CANDIDATES = 300
-RECENT_WINDOW = 5000
+RECENT_WINDOW = 2000
 TRIGRAM_SIMILAR_BUDGET_MS = 100
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ def lexical(query: str, scopes: list[str] | None = None) -> list:
 
 @pytest.fixture
 def small_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The production bounds scaled down (500 memories per common word, a 5,000-memory window) so a test
+    """The production bounds scaled down (500 memories per common word, a 2,000-memory window) so a test
     store of a few dozen memories exercises the same paths."""
     monkeypatch.setattr(search, "COMMON_DF", 5)
     monkeypatch.setattr(search, "RECENT_WINDOW", 4)
