@@ -1,8 +1,13 @@
 """Latency and scale benchmark: `recall`, `get_context` and `remember` through the real MCP endpoint.
 
     .venv/bin/python bench/latency.py --sizes 10000,100000 [--clients 4] [--duration 30] [--repeats 3]
-        [--max-calls 5000] [--remember-count 300] [--json OUT] [--docs docs/benchmarks.md | --no-docs]
-        [--explain-out FILE] [--keep]
+        [--max-calls 5000] [--remember-count 300] [--embed MODE] [--json OUT]
+        [--docs docs/benchmarks.md | --no-docs] [--explain-out FILE] [--keep]
+
+--embed is the server's KENFOLD_EMBED (default: the variable's value here, else unset, the product's
+default: MiniLM only); `local-dual` measures MiniLM plus the multilingual Universal Sentence Encoder.
+Every process started here (manage commands, the in-process tasks, the server) gets the same value, and
+the corpus carries vectors of every model that configuration embeds with.
 
 For each size N, in a fresh throwaway KENFOLD_HOME (embedded cluster, KENFOLD_EMBEDDED_DURABLE=false:
 fsync and synchronous_commit off, for loading speed; the tests run the same way):
@@ -13,15 +18,19 @@ fsync and synchronous_commit off, for loading speed; the tests run the same way)
    proposed preferences, and temporary notes that have mostly expired), ~20% Korean, created_at spread
    over a year. Texts come from templates filled from a few hundred domain words, so a query word
    matches a realistic share of rows, not all of them.
-   Embeddings: the real local model (all-MiniLM-L6-v2 int8) embeds a few thousand distinct template
-   sentences ("bases"); each memory gets its base's vector plus Gaussian noise (sigma 0.02 per dimension,
-   cosine ~0.93 to the base), re-normalized. Embedding 1M texts on 2 cores would take hours; the derived
-   vectors keep the real model's geometry between bases and give every memory its own point.
+   Embeddings: every model of the configured embedders (`providers.embedders()` under --embed; by
+   default only all-MiniLM-L6-v2 int8) embeds a few thousand distinct template sentences ("bases"); each
+   memory gets, per model, its base's vector plus Gaussian noise (sigma 0.02 per dimension at 384
+   dimensions, scaled by sqrt(384 / dimensions) so every model's copies lie at cosine ~0.93 to their
+   base), re-normalized: one memory_embedding row per memory and model. Embedding 1M texts on 2 cores
+   would take hours; the derived vectors keep each real model's geometry between bases and give every
+   memory its own point.
    Secondary indexes are dropped during COPY and re-created from their own definitions
    (pg_get_indexdef) afterwards; foreign-key triggers are off during COPY (the data is consistent by
-   construction). The HNSW index is then built by the product's own `ensure_model_index`, and
+   construction). Each model's HNSW index is then built by the product's own `ensure_model_index`, and
    VACUUM ANALYZE runs (what autovacuum would do on a live database).
-3. An in-process stage breakdown (query embedding, lexical SQL, vector SQL, the whole pipeline), then
+3. An in-process stage breakdown (query embedding and vector SQL of every model, lexical SQL, the whole
+   pipeline), then
    `manage.py serve` (gunicorn's ASGI worker, KENFOLD_WORKERS=2, the default) on a free 127.0.0.1 port.
 4. The MCP SDK's client (mode "auto", one session per simulated agent) drives `recall` and `get_context`
    with 1 and K concurrent clients, each phase bounded by --duration seconds and --max-calls calls, and
@@ -43,6 +52,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import os
 import platform
 import random
@@ -58,6 +68,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -68,9 +79,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+# The product's default embedder (KENFOLD_EMBED unset); --embed may add or replace models.
 MODEL_NAME = "all-minilm-l6-v2-int8"
 DIMS = 384
+# Noise per dimension at DIMS dimensions; other dimensions scale it to the same cosine to the base.
 NOISE_SIGMA = 0.02
+# --embed values: the local models (the benchmark strips every other KENFOLD_* variable, so `http`
+# could not reach a provider, and `off` has no vectors to measure).
+EMBED_MODES = ("local", "local-dual", "local-multilingual")
 SEED = 20261130
 AGENT = "bench"
 DOCS_HEADING = "## Latency and scale"
@@ -474,7 +490,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def kenfold_env(home: Path, **extra: str) -> dict[str, str]:
+def kenfold_env(home: Path, embed: str, **extra: str) -> dict[str, str]:
+    """A child's environment: no KENFOLD_* variable of ours, the benchmark's own, and KENFOLD_EMBED=`embed`
+    ("" leaves it unset: the product's default embedder)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
     env |= {
         "KENFOLD_HOME": str(home),
@@ -482,14 +500,16 @@ def kenfold_env(home: Path, **extra: str) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "kenfold.settings",
         "KENFOLD_LOG_LEVEL": "warning",
     }
+    if embed:
+        env["KENFOLD_EMBED"] = embed
     return env | extra
 
 
-def manage(home: Path, *args: str, timeout: float = 600) -> str:
+def manage(home: Path, embed: str, *args: str, timeout: float = 600) -> str:
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
-        env=kenfold_env(home),
+        env=kenfold_env(home, embed),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -500,12 +520,20 @@ def manage(home: Path, *args: str, timeout: float = 600) -> str:
     return result.stdout
 
 
-def internal(home: Path, task: str, payload: dict[str, Any], *, timeout: float = 7200) -> dict[str, Any]:
+def internal(
+    home: Path,
+    embed: str,
+    task: str,
+    payload: dict[str, Any],
+    *,
+    timeout: float = 7200,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Run one of this script's Django-side tasks (see `run_internal`) in a child process for `home`."""
     result = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--internal", task],
         cwd=REPO,
-        env=kenfold_env(home, BENCH_PAYLOAD=json.dumps(payload)),
+        env=kenfold_env(home, embed, BENCH_PAYLOAD=json.dumps(payload), **(env or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -523,12 +551,13 @@ ACCESS_LINE = re.compile(r"^POST /mcp HTTP/[\d.]+ 200 (\d+)$", re.MULTILINE)
 class Server:
     """`manage.py serve` (which execs gunicorn -k asgi) in its own process group."""
 
-    def __init__(self, home: Path, workers: int) -> None:
+    def __init__(self, home: Path, workers: int, embed: str) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = home / "server.log"
         env = kenfold_env(
             home,
+            embed,
             KENFOLD_HTTP_ADDR=f"127.0.0.1:{self.port}",
             KENFOLD_WORKERS=str(workers),
             # Only the access-log format changes (gunicorn reads this variable): request, status and the
@@ -608,15 +637,41 @@ def uuid7(ms: int, rng: random.Random) -> uuid.UUID:
     return uuid.UUID(int=value)
 
 
-def embed_bases(bases: list[Base]) -> Any:
-    """The real local model's vectors for the base sentences (numpy array, one row per base)."""
+def embed_bases(bases: list[Base], embed: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Every configured model's vectors for the base sentences.
+
+    Returns {model name: numpy array, one row per base}, primary model first, and each model's name,
+    dimensions (of the vectors it really returned) and embedding time. The models run in a child
+    process with the server's environment (KENFOLD_EMBED=`embed`), so these are the embedders the server
+    will search with.
+    """
     import numpy as np
 
-    from memories.embeddings import LocalMiniLMEmbedder
+    work = Path(tempfile.mkdtemp(prefix="kenfold-latency-embed-"))
+    try:
+        # A file, not the payload variable: a few thousand sentences exceed one environment string's limit.
+        texts = work / "texts.json"
+        texts.write_text(json.dumps([base.text for base in bases], ensure_ascii=False))
+        out = work / "vectors.npz"
+        result = internal(
+            work,
+            embed,
+            "embed",
+            {"texts": str(texts), "out": str(out)},
+            # Only this one-off process uses every core; the server keeps the default thread count.
+            env={"KENFOLD_EMBED_THREADS": str(min(64, os.cpu_count() or 1))},
+        )
+        with np.load(out) as saved:
+            vectors = {model["name"]: saved[f"m{i}"] for i, model in enumerate(result["models"])}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return vectors, result["models"]
 
-    embedder = LocalMiniLMEmbedder(threads=os.cpu_count() or 1)
-    vectors = embedder.embed([base.text for base in bases], timeout=3600)
-    return np.asarray(vectors, dtype=np.float32)
+
+def noise_sigma(dimensions: int) -> float:
+    """Noise per dimension for a model: NOISE_SIGMA at DIMS dimensions, and the same expected cosine
+    between a memory's vector and its base's (~0.93) at any other dimension count."""
+    return NOISE_SIGMA * math.sqrt(DIMS / dimensions)
 
 
 def connect(home: Path) -> Any:
@@ -628,8 +683,11 @@ def connect(home: Path) -> Any:
     return psycopg.connect(**conninfo, autocommit=True)  # type: ignore[arg-type]
 
 
-def bulk_load(home: Path, size: int, bases: list[Base], base_vectors: Any, now: datetime) -> dict[str, Any]:
-    """COPY `size` memories and their vectors; returns timings and the corpus mix."""
+def bulk_load(
+    home: Path, size: int, bases: list[Base], base_vectors: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """COPY `size` memories and one vector per memory and model of `base_vectors`; returns timings and
+    the corpus mix."""
     import numpy as np
 
     rng = random.Random(SEED + size)
@@ -664,112 +722,127 @@ def bulk_load(home: Path, size: int, bases: list[Base], base_vectors: Any, now: 
     rolls = nrng.random((size, 4))
     pending: dict[str, list[uuid.UUID]] = {}
     counts: dict[str, int] = {}
-    model = MODEL_NAME.encode()
+    models = list(base_vectors)
+    # The primary model's noise comes from the corpus generator, as when the benchmark knew one model
+    # (its corpus is unchanged); every other model's from a generator of its own, seeded by size and name.
+    noise_rngs = [nrng] + [
+        np.random.default_rng([SEED + size, zlib.crc32(name.encode())]) for name in models[1:]
+    ]
+    # Per model, the middle of each binary tuple: the model name and the vector's header.
+    middles = [
+        struct.pack("!i", len(name.encode()))
+        + name.encode()
+        + struct.pack("!ihh", 4 + 4 * base_vectors[name].shape[1], base_vectors[name].shape[1], 0)
+        for name in models
+    ]
 
     started = time.monotonic()
     chunk = 20_000
-    with (
-        connect(home) as mem_conn,
-        connect(home) as emb_conn,
-        mem_conn.cursor() as mem_cur,
-        emb_conn.cursor() as emb_cur,
-    ):
-        for conn in (mem_conn, emb_conn):
+    with contextlib.ExitStack() as stack:
+        mem_conn = stack.enter_context(connect(home))
+        emb_conns = [stack.enter_context(connect(home)) for _ in models]
+        for conn in (mem_conn, *emb_conns):
             # Foreign-key triggers off for the load: every reference points at a row of this load.
             conn.execute("SET session_replication_role = replica")
-        # Two connections, so the server parses memory rows and vectors on both cores in parallel.
-        with (
-            mem_cur.copy(f"COPY memory ({MEMORY_COLUMNS}) FROM STDIN") as mem_copy,
-            emb_cur.copy(
-                "COPY memory_embedding (memory_id, model, embedding, content_md5) FROM STDIN (FORMAT BINARY)"
-            ) as emb_copy,
-        ):
-            emb_copy.write(COPY_HEADER)
-            for start in range(0, size, chunk):
-                stop = min(size, start + chunk)
-                picks = [0] * (stop - start)
-                # Each binary tuple is head + vector + tail; vectors are made for the chunk at once.
-                heads: list[bytes] = []
-                tails: list[bytes] = []
-                for offset, row in enumerate(range(start, stop)):
-                    memory_type = type_names[types[row]]
-                    pool = by_kind[(memory_type, bool(korean[row]))]
-                    base_index = pool[rng.randrange(len(pool))]
-                    picks[offset] = base_index
-                    base = bases[base_index]
-                    ms = int(created[row])
-                    memory_id = uuid7(ms, rng)
-                    created_at = datetime.fromtimestamp(ms / 1000, UTC)
-                    content = base.text
-                    if rolls[row, 0] < 0.7:
-                        content += fill(rng.choice(DETAILS), rng)
-                    scope = _scope_for(memory_type, rolls[row, 1], int(projects[row]))
-                    status = _status_for(memory_type, rolls[row, 2])
-                    attrs: dict[str, Any] = {"type_source": "agent"}
-                    expires_at = None
-                    if memory_type == "temporary":
-                        if base.handoff:
-                            attrs = {
-                                "kind": "handoff",
-                                "next_steps": [fill("{followup}", rng), fill("{followup}", rng)],
-                                "type_source": "agent",
-                            }
-                            if rolls[row, 3] < 0.5:
-                                attrs |= {"resumed_at": created_at.isoformat(), "resumed_by": "codex"}
-                            expires_at = created_at + timedelta(days=7)
-                        else:
-                            expires_at = created_at + timedelta(seconds=rng.randint(3600, 30 * 86400))
-                    supersedes = None
-                    if status == "superseded":
-                        pending.setdefault(scope, []).append(memory_id)
-                    elif status == "active" and pending.get(scope) and rolls[row, 3] < 0.8:
-                        supersedes = pending[scope].pop()
-                    session = f"sess-{row:08d}" if memory_type == "episodic" else None
-                    trust = "user" if memory_type == "preference" and rolls[row, 3] < 0.5 else "agent"
-                    served = status == "active" and (expires_at is None or expires_at > now)
-                    key = f"{status}{'' if served or status != 'active' else ' (expired)'}"
-                    counts[key] = counts.get(key, 0) + 1
-                    mem_copy.write_row(
-                        (
-                            memory_id,
-                            memory_type,
-                            scope,
-                            content,
-                            json.dumps(attrs, ensure_ascii=False),
-                            AGENTS[row % len(AGENTS)],
-                            session,
-                            trust,
-                            0.5,
-                            status,
-                            supersedes,
-                            expires_at,
-                            created_at,
-                            created_at,
-                        )
-                    )
-                    digest = hashlib.md5(content.encode()).hexdigest().encode()
-                    heads.append(
-                        struct.pack("!hi", 4, 16)
-                        + memory_id.bytes
-                        + struct.pack("!i", len(model))
-                        + model
-                        + struct.pack("!ihh", 4 + 4 * DIMS, DIMS, 0)
-                    )
-                    tails.append(struct.pack("!i", 32) + digest)
-                # The base's vector plus noise, re-normalized; pgvector's binary form is big-endian float4.
-                noisy = base_vectors[picks] + nrng.normal(0.0, NOISE_SIGMA, (len(picks), DIMS)).astype(
-                    np.float32
+        # A connection for the memory rows and one per model, so the server parses them in parallel.
+        mem_copy = stack.enter_context(
+            stack.enter_context(mem_conn.cursor()).copy(f"COPY memory ({MEMORY_COLUMNS}) FROM STDIN")
+        )
+        emb_copies = [
+            stack.enter_context(
+                stack.enter_context(conn.cursor()).copy(
+                    "COPY memory_embedding (memory_id, model, embedding, content_md5) FROM STDIN (FORMAT BINARY)"
                 )
+            )
+            for conn in emb_conns
+        ]
+        for emb_copy in emb_copies:
+            emb_copy.write(COPY_HEADER)
+        for start in range(0, size, chunk):
+            stop = min(size, start + chunk)
+            picks = [0] * (stop - start)
+            # Each binary tuple is head + model + vector + tail; vectors are made for the chunk at once.
+            heads: list[bytes] = []
+            tails: list[bytes] = []
+            for offset, row in enumerate(range(start, stop)):
+                memory_type = type_names[types[row]]
+                pool = by_kind[(memory_type, bool(korean[row]))]
+                base_index = pool[rng.randrange(len(pool))]
+                picks[offset] = base_index
+                base = bases[base_index]
+                ms = int(created[row])
+                memory_id = uuid7(ms, rng)
+                created_at = datetime.fromtimestamp(ms / 1000, UTC)
+                content = base.text
+                if rolls[row, 0] < 0.7:
+                    content += fill(rng.choice(DETAILS), rng)
+                scope = _scope_for(memory_type, rolls[row, 1], int(projects[row]))
+                status = _status_for(memory_type, rolls[row, 2])
+                attrs: dict[str, Any] = {"type_source": "agent"}
+                expires_at = None
+                if memory_type == "temporary":
+                    if base.handoff:
+                        attrs = {
+                            "kind": "handoff",
+                            "next_steps": [fill("{followup}", rng), fill("{followup}", rng)],
+                            "type_source": "agent",
+                        }
+                        if rolls[row, 3] < 0.5:
+                            attrs |= {"resumed_at": created_at.isoformat(), "resumed_by": "codex"}
+                        expires_at = created_at + timedelta(days=7)
+                    else:
+                        expires_at = created_at + timedelta(seconds=rng.randint(3600, 30 * 86400))
+                supersedes = None
+                if status == "superseded":
+                    pending.setdefault(scope, []).append(memory_id)
+                elif status == "active" and pending.get(scope) and rolls[row, 3] < 0.8:
+                    supersedes = pending[scope].pop()
+                session = f"sess-{row:08d}" if memory_type == "episodic" else None
+                trust = "user" if memory_type == "preference" and rolls[row, 3] < 0.5 else "agent"
+                served = status == "active" and (expires_at is None or expires_at > now)
+                key = f"{status}{'' if served or status != 'active' else ' (expired)'}"
+                counts[key] = counts.get(key, 0) + 1
+                mem_copy.write_row(
+                    (
+                        memory_id,
+                        memory_type,
+                        scope,
+                        content,
+                        json.dumps(attrs, ensure_ascii=False),
+                        AGENTS[row % len(AGENTS)],
+                        session,
+                        trust,
+                        0.5,
+                        status,
+                        supersedes,
+                        expires_at,
+                        created_at,
+                        created_at,
+                    )
+                )
+                digest = hashlib.md5(content.encode()).hexdigest().encode()
+                heads.append(struct.pack("!hi", 4, 16) + memory_id.bytes)
+                tails.append(struct.pack("!i", 32) + digest)
+            for name, middle, noise_rng, emb_copy in zip(
+                models, middles, noise_rngs, emb_copies, strict=True
+            ):
+                # The model's base vector plus noise, re-normalized; pgvector's binary form is
+                # big-endian float4.
+                vectors = base_vectors[name]
+                dims = vectors.shape[1]
+                noise = noise_rng.normal(0.0, noise_sigma(dims), (len(picks), dims)).astype(np.float32)
+                noisy = vectors[picks] + noise
                 noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
                 big_endian = noisy.astype(">f4")
                 emb_copy.write(
                     b"".join(
-                        head + vector.tobytes() + tail
+                        head + middle + vector.tobytes() + tail
                         for head, vector, tail in zip(heads, big_endian, tails, strict=True)
                     )
                 )
-                elapsed = time.monotonic() - started
-                print(f"  loaded {stop:>9,}/{size:,} rows ({elapsed:5.0f} s)", end="\r", flush=True)
+            elapsed = time.monotonic() - started
+            print(f"  loaded {stop:>9,}/{size:,} rows ({elapsed:5.0f} s)", end="\r", flush=True)
+        for emb_copy in emb_copies:
             emb_copy.write(COPY_TRAILER)
     print()
     timings["copy_s"] = time.monotonic() - started
@@ -786,6 +859,7 @@ def bulk_load(home: Path, size: int, bases: list[Base], base_vectors: Any, now: 
         "index_build_s": index_times,
         "status_mix": counts,
         "recreated_indexes": [name for name, _ in indexes],
+        "embedding_rows": {name: size for name in models},
     }
 
 
@@ -1058,16 +1132,18 @@ async def drive(server: Server, key: str, args: argparse.Namespace, size: int) -
 
 
 def bench_size(
-    size: int, args: argparse.Namespace, bases: list[Base], base_vectors: Any, explain: bool
+    size: int, args: argparse.Namespace, bases: list[Base], base_vectors: dict[str, Any], explain: bool
 ) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"kenfold-latency-{size}-"))
     print(f"\n== {size:,} memories (KENFOLD_HOME={home})")
     server: Server | None = None
     result: dict[str, Any] = {"size": size}
+    # The loaded models, primary first; the child tasks check that they are the configured embedders.
+    models = [{"name": name, "dimensions": int(vectors.shape[1])} for name, vectors in base_vectors.items()]
     try:
         t0 = time.monotonic()
-        manage(home, "migrate", "--verbosity", "0")
-        key = manage(home, "key", "create", AGENT).strip()
+        manage(home, args.embed, "migrate", "--verbosity", "0")
+        key = manage(home, args.embed, "key", "create", AGENT).strip()
         result["migrate_s"] = round(time.monotonic() - t0, 1)
 
         now = datetime.now(UTC)
@@ -1077,15 +1153,28 @@ def bench_size(
             f"{load['timings']['secondary_indexes_s']:.0f} s"
         )
         build_limit = max(60.0, args.build_minutes * 60 - (time.monotonic() - t0))
-        hnsw = internal(home, "index", {"timeout_s": build_limit})
-        print(f"  HNSW index (ensure_model_index) {hnsw['seconds']:.0f} s")
+        hnsw = internal(home, args.embed, "index", {"timeout_s": build_limit, "models": models})
+        for name, built in hnsw["models"].items():
+            state = (
+                f"{built['seconds']:.0f} s"
+                if built["finished"]
+                else f"stopped after {built['seconds']:.0f} s"
+                if built["started"]
+                else "not started"
+            )
+            print(f"  HNSW index {name} ({built['dimensions']} dims, ensure_model_index) {state}")
         for notice in hnsw["notices"]:
             print(f"    NOTICE {notice}")
         result["load"] = load | {
             "hnsw_build_s": round(hnsw["seconds"], 1),
             "hnsw_finished": hnsw["finished"],
+            # The primary model's index; every model's is in hnsw_models.
             "hnsw_index": hnsw["index"],
             "hnsw_notices": hnsw["notices"],
+            "hnsw_models": {
+                name: built | {"seconds": round(built["seconds"], 1)}
+                for name, built in hnsw["models"].items()
+            },
             "vacuum_analyze_s": 0.0,
         }
         if not hnsw["finished"]:
@@ -1106,11 +1195,12 @@ def bench_size(
             "queries": profile_queries,
             "tasks": make_tasks(45, rng),
             "writes": make_writes(45, rng, tag=f"profile-{size}"),
+            "models": models,
         }
-        result["stages"] = internal(home, "profile", profile)
+        result["stages"] = internal(home, args.embed, "profile", profile)
         print(f"  in-process stages (median ms): {result['stages']['median_ms']}")
 
-        server = Server(home, workers=args.workers)
+        server = Server(home, workers=args.workers, embed=args.embed)
         server.wait_ready()
         result["drive"] = asyncio.run(drive(server, key, args, size))
         server.stop()
@@ -1127,7 +1217,7 @@ def bench_size(
                     for w in make_writes(1, random.Random(SEED), tag=f"explain-{size}")
                 ],
             }
-            result["explain"] = internal(home, "explain", payload)
+            result["explain"] = internal(home, args.embed, "explain", payload)
         return result
     finally:
         if server is not None:
@@ -1147,42 +1237,115 @@ def _is_korean(text: str) -> bool:
 
 
 def run_internal(task: str) -> None:
-    import django
-
-    django.setup()
-    from django.db import connection
-
     payload = json.loads(os.environ.get("BENCH_PAYLOAD", "{}"))
-    result = {"index": _task_index, "profile": _task_profile, "explain": _task_explain}[task](
-        connection, payload
-    )
+    if task == "embed":
+        # The models only: no Django, no database.
+        result = _task_embed(payload)
+    else:
+        import django
+
+        django.setup()
+        from django.db import connection
+
+        result = {"index": _task_index, "profile": _task_profile, "explain": _task_explain}[task](
+            connection, payload
+        )
     print(RESULT_PREFIX + json.dumps(result, default=str))
 
 
+def _check_models(expected: list[dict[str, Any]]) -> list[Any]:
+    """The configured embedders, after checking that they are the models whose vectors were loaded."""
+    from memories import providers
+
+    embedders = providers.embedders()
+    configured = [embedder.name for embedder in embedders]
+    loaded = [model["name"] for model in expected]
+    if configured != loaded:
+        raise RuntimeError(f"the configured embedders {configured} are not the loaded models {loaded}")
+    return embedders
+
+
+def _task_embed(payload: dict[str, Any]) -> dict[str, Any]:
+    """Every configured embedder's vectors for the texts in payload["texts"], saved to payload["out"]."""
+    import numpy as np
+
+    from memories import providers
+
+    texts = json.loads(Path(payload["texts"]).read_text())
+    models: list[dict[str, Any]] = []
+    arrays: dict[str, Any] = {}
+    for index, embedder in enumerate(providers.embedders()):
+        t0 = time.monotonic()  # includes loading the model
+        vectors = np.asarray(embedder.embed(texts, timeout=3600), dtype=np.float32)
+        models.append(
+            {
+                "name": embedder.name,
+                "class": type(embedder).__name__,
+                "dimensions": int(vectors.shape[1]),
+                "embed_s": round(time.monotonic() - t0, 1),
+            }
+        )
+        arrays[f"m{index}"] = vectors
+    if not models:
+        raise RuntimeError("no embedder is configured: the benchmark measures vector search too")
+    np.savez(payload["out"], **arrays)
+    return {"models": models}
+
+
 def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
+    """Build every loaded model's HNSW index, in order, within payload["timeout_s"] for all of them."""
     from django.db import OperationalError
 
     from memories.embedding_store import _index_name, ensure_model_index
 
+    _check_models(payload["models"])
     connection.ensure_connection()
     notices: list[str] = []
     connection.connection.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
-    # The benchmark's own session only: a build that would not finish in the time given is abandoned.
-    with connection.cursor() as cursor:
-        cursor.execute(f"SET statement_timeout = {int(payload['timeout_s'] * 1000)}")
-    t0 = time.monotonic()
-    try:
-        ensure_model_index(model=MODEL_NAME, dimensions=DIMS)
-        finished = True
-    except OperationalError as exc:
-        if "statement timeout" not in str(exc):
-            raise
-        finished = False
+    deadline = time.monotonic() + payload["timeout_s"]
+    built: dict[str, dict[str, Any]] = {}
+    stopped = False
+    for model in payload["models"]:
+        name, dimensions = model["name"], model["dimensions"]
+        entry: dict[str, Any] = {
+            "dimensions": dimensions,
+            "index": _index_name(name, dimensions),
+            "seconds": 0.0,
+            "started": False,
+            "finished": False,
+            "notices": [],
+        }
+        built[name] = entry
+        left = deadline - time.monotonic()
+        if stopped or left <= 1:
+            continue  # the budget is spent: this model's index is not built
+        # The benchmark's own session only: a build that would not finish in the time left is abandoned.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET statement_timeout = {int(left * 1000)}")
+        first = len(notices)
+        entry["started"] = True
+        t0 = time.monotonic()
+        try:
+            ensure_model_index(model=name, dimensions=dimensions)
+            entry["finished"] = True
+        except OperationalError as exc:
+            if "statement timeout" not in str(exc):
+                raise
+            stopped = True
+        entry["seconds"] = time.monotonic() - t0
+        entry["notices"] = notices[first:]
+    several = len(built) > 1
+    primary = payload["models"][0]
     return {
-        "seconds": time.monotonic() - t0,
-        "finished": finished,
-        "notices": notices,
-        "index": _index_name(MODEL_NAME, DIMS),
+        "seconds": sum(entry["seconds"] for entry in built.values()),
+        "finished": all(entry["finished"] for entry in built.values()),
+        "notices": [
+            f"{name}: {notice}" if several else notice
+            for name, entry in built.items()
+            for notice in entry["notices"]
+        ],
+        "index": _index_name(primary["name"], primary["dimensions"]),
+        "models": built,
     }
 
 
@@ -1195,43 +1358,65 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
-    """Where the time goes without HTTP: embedding, each ranker's SQL, and each tool's whole service call."""
+    """Where the time goes without HTTP: embedding, each ranker's SQL, and each tool's whole service call.
+
+    `embed` and `vector_sql` are the sums over the configured models, one after another (recall runs
+    them beside each other and beside the lexical search); with several models, `embed[<model>]` and
+    `vector_sql[<model>]` are each model's own. `recall_total` is the whole pipeline, as served.
+    """
     from kenfold import clock
     from kenfold.caller import Caller
-    from memories import providers, search
+    from memories import search
     from memories.selectors import context_get, memory_recall, read_scopes
     from memories.services import memory_remember
 
-    embedder = providers.embedder()
-    assert embedder is not None and embedder.name == MODEL_NAME, "the local embedder must be configured"
+    embedders = _check_models(payload["models"])
     queries = payload["queries"]
     stages: dict[str, list[float]] = {"embed": [], "lexical_sql": [], "vector_sql": [], "recall_total": []}
+    if len(embedders) > 1:
+        for embedder in embedders:
+            stages[f"embed[{embedder.name}]"] = []
+            stages[f"vector_sql[{embedder.name}]"] = []
     hits: list[int] = []
     caller = Caller(agent=AGENT)
-    for round_ in range(2):  # the first round warms the model and the caches and is not recorded
+    for round_ in range(2):  # the first round warms the models and the caches and is not recorded
         for item in queries:
             scopes = read_scopes(item["project"])
             now = clock.now()
-            t0 = time.perf_counter()
-            vector = embedder.embed([item["query"]], timeout=10)[0]
+            embed_ms: dict[str, float] = {}
+            vector_ms: dict[str, float] = {}
+            vectors: dict[str, list[float]] = {}
+            for embedder in embedders:
+                t0 = time.perf_counter()
+                vectors[embedder.name] = embedder.embed([item["query"]], timeout=10)[0]
+                embed_ms[embedder.name] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
             lexical = search.lexical_search(query=item["query"], scopes=scopes, types=None, now=now, limit=50)
-            t2 = time.perf_counter()
-            search.vector_search(
-                vector=vector,
-                model=embedder.name,
-                scopes=scopes,
-                types=None,
-                now=now,
-                limit=50,
-                max_distance=2.0,
-            )
+            lexical_ms = (time.perf_counter() - t1) * 1000
+            for embedder in embedders:
+                t2 = time.perf_counter()
+                search.vector_search(
+                    vector=vectors[embedder.name],
+                    model=embedder.name,
+                    scopes=scopes,
+                    types=None,
+                    now=now,
+                    limit=50,
+                    max_distance=2.0,
+                )
+                vector_ms[embedder.name] = (time.perf_counter() - t2) * 1000
             t3 = time.perf_counter()
             memory_recall(caller=caller, query=item["query"], project=item["project"])
-            t4 = time.perf_counter()
+            recall_ms = (time.perf_counter() - t3) * 1000
             if round_:
-                for name, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
-                    stages[name].append(seconds * 1000)
+                stages["embed"].append(sum(embed_ms.values()))
+                stages["lexical_sql"].append(lexical_ms)
+                stages["vector_sql"].append(sum(vector_ms.values()))
+                stages["recall_total"].append(recall_ms)
+                if len(embedders) > 1:
+                    for name in vectors:
+                        stages[f"embed[{name}]"].append(embed_ms[name])
+                        stages[f"vector_sql[{name}]"].append(vector_ms[name])
                 hits.append(len(lexical))
     for name, function, items in (
         ("get_context_total", context_get, payload["tasks"]),
@@ -1265,6 +1450,7 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
         "p95_ms": {name: _percentiles(values)["p95"] for name, values in stages.items()},
         "queries": len(queries),
         "lexical_hits_median": statistics.median(hits),
+        "models": [embedder.name for embedder in embedders],
     }
 
 
@@ -1372,12 +1558,24 @@ def load_table(results: list[dict[str, Any]]) -> str:
     ]
     for result in results:
         load, db = result["load"], result["database"]
-        hnsw_bytes = db["relation_bytes"].get(load["hnsw_index"], 0)
+        # Reports written before several models were measured have no hnsw_models.
+        per_model = load.get("hnsw_models") or {}
+        if len(per_model) > 1:
+            # One figure per model, in the order of the embedders (docs: the corpus paragraph).
+            build = " + ".join(
+                f"{'' if m['finished'] else '> '}{m['seconds']:.0f}" if m["started"] else "-"
+                for m in per_model.values()
+            )
+            size_mib = " + ".join(
+                f"{db['relation_bytes'].get(m['index'], 0) / 2**20:,.0f}" for m in per_model.values()
+            )
+        else:
+            build = f"{'' if load['hnsw_finished'] else '> '}{load['hnsw_build_s']:.0f}"
+            size_mib = f"{db['relation_bytes'].get(load['hnsw_index'], 0) / 2**20:,.0f}"
         rows.append(
             f"| {result['size']:,} | {db['served_memories']:,} | {load['timings']['copy_s']:.0f} | "
-            f"{load['timings']['secondary_indexes_s']:.0f} | "
-            f"{'' if load['hnsw_finished'] else '> '}{load['hnsw_build_s']:.0f} | "
-            f"{load['vacuum_analyze_s']:.0f} | {db['database_bytes'] / 2**20:,.0f} | {hnsw_bytes / 2**20:,.0f} |"
+            f"{load['timings']['secondary_indexes_s']:.0f} | {build} | "
+            f"{load['vacuum_analyze_s']:.0f} | {db['database_bytes'] / 2**20:,.0f} | {size_mib} |"
         )
     return "\n".join(rows)
 
@@ -1428,12 +1626,26 @@ def target_lines(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def embed_summary(report: dict[str, Any]) -> tuple[str, str, list[dict[str, Any]]]:
+    """How the docs name the measured embedders: the KENFOLD_EMBED setting, the models' names, the models.
+    Reports written before --embed existed measured MiniLM alone with the variable unset."""
+    embed = report.get("embed") or {}
+    mode = embed.get("mode")
+    models = embed.get("models") or [{"name": MODEL_NAME, "dimensions": DIMS}]
+    setting = f"KENFOLD_EMBED={mode}" if mode else "KENFOLD_EMBED unset, the product default"
+    names = " + ".join(f"{model['name']} ({model['dimensions']} dims)" for model in models)
+    return setting, names, models
+
+
 def docs_section(report: dict[str, Any]) -> str:
     m = report["machine"]
     results = report["results"]
     sizes = ", ".join(f"{r['size']:,}" for r in results)
     a = report["args"]
     first = results[0]["database"] if results else {}
+    setting, names, models = embed_summary(report)
+    model_count = len(models)
+    several = model_count > 1
     lines = [
         DOCS_HEADING,
         "",
@@ -1451,19 +1663,29 @@ def docs_section(report: dict[str, Any]) -> str:
         "(fsync off: it speeds up the load and the remember phase, not reads).",
         "",
         f"Sizes: {sizes} memories. Server: `manage.py serve` (gunicorn -k asgi, {a['workers']} workers), "
-        "local MiniLM embedder, no reranker. `tools/list` (uncached) is the floor under every call: HTTP, "
+        f"with {setting}: embedder{'s' if several else ''} {names}, no reranker. "
+        "`tools/list` (uncached) is the floor under every call: HTTP, "
         "the API-key check and the MCP layer, no tool. Client: the MCP SDK's `Client` over HTTP (mode auto), one "
         f"session per simulated agent, on the same machine. Each read phase ran {a['duration']} s or "
         f"{a['max_calls']} calls, {a['repeats']} times, interleaved; remember wrote {a['remember_count']} "
         f"distinct memories per repeat with {a['clients']} clients. Latency is per call, client-side "
-        "(HTTP + MCP + query embedding + SQL).",
+        "(HTTP + MCP + query embedding" + (" of every model" if several else "") + " + SQL).",
         "",
         "Corpus: synthetic, bulk-loaded with COPY (see the script's docstring): 20 projects of Zipf-like "
         "sizes plus the user scope, all six types, ~85% active (others superseded, deleted, proposed, or "
-        "temporary and mostly expired), ~20% Korean, created over a year. Vectors are derived: the real "
-        "model embeds a few thousand template sentences and each memory gets its template's vector plus "
-        f"Gaussian noise (sigma {NOISE_SIGMA}/dimension), re-normalized. Queries are template questions "
-        "over the same vocabulary, 20% Korean, always with a project.",
+        "temporary and mostly expired), ~20% Korean, created over a year. "
+        + (
+            f"With {setting}, each memory has one vector per model ({model_count}: {names}). Vectors "
+            "are derived: each real model embeds a few thousand template sentences and each memory gets, "
+            "per model, its template's "
+            f"vector plus Gaussian noise (sigma {NOISE_SIGMA}/dimension at {DIMS} dimensions, scaled by "
+            f"sqrt({DIMS}/dimensions) for the others: the same ~0.93 cosine to the template), re-normalized. "
+            if several
+            else f"Vectors are derived: the real model, {names}, embeds a few thousand "
+            "template sentences and each memory gets its template's vector plus Gaussian noise "
+            f"(sigma {noise_sigma(models[0]['dimensions']):.3g}/dimension), re-normalized. "
+        )
+        + "Queries are template questions over the same vocabulary, 20% Korean, always with a project.",
         "",
         "### Targets",
         "",
@@ -1475,10 +1697,21 @@ def docs_section(report: dict[str, Any]) -> str:
         "",
         "### Where the time goes (in process, no HTTP; median / p95 ms)",
         "",
+        *(
+            [
+                f"Query embedding and vector SQL are sums over the {model_count} models, one after another "
+                "(recall runs them side by side); each model's own figures are in the JSON report "
+                "(`embed[<model>]`, `vector_sql[<model>]`).",
+                "",
+            ]
+            if several
+            else []
+        ),
         stage_table(results),
         "",
         "### Load and index build",
         "",
+        *([f"HNSW build time and size are per model, in the order {names}.", ""] if several else []),
         load_table(results),
         "",
     ]
@@ -1555,6 +1788,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bases", type=int, default=4000, help="distinct template sentences embedded")
     parser.add_argument("--workers", type=int, default=2, help="KENFOLD_WORKERS (the default is 2)")
     parser.add_argument(
+        "--embed",
+        metavar="MODE",
+        default=os.environ.get("KENFOLD_EMBED", "").strip(),
+        help=(
+            f"KENFOLD_EMBED for every process started here: {', '.join(EMBED_MODES)}, or '' for unset "
+            "(the product's default, MiniLM only); default: this environment's KENFOLD_EMBED"
+        ),
+    )
+    parser.add_argument(
         "--build-minutes",
         type=float,
         default=40.0,
@@ -1600,10 +1842,20 @@ def main() -> None:
         update_docs(args.docs, docs_section(saved))
         print(f"\nupdated the '{DOCS_HEADING[3:]}' section of {args.docs}")
         return
+    args.embed = args.embed.strip()
+    if args.embed and args.embed not in EMBED_MODES:
+        # Checked here, not by argparse's choices: the default comes from the environment.
+        raise SystemExit(
+            f"--embed (or KENFOLD_EMBED) is {args.embed!r}: use one of {', '.join(EMBED_MODES)}, or '' for the "
+            "product's default; the benchmark needs the local models' vectors"
+        )
     # SIGTERM unwinds like Ctrl-C, so the finally blocks stop servers and clusters.
     signal.signal(signal.SIGTERM, _interrupt)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     command = " ".join(shlex.quote(part) for part in [".venv/bin/python", "bench/latency.py", *sys.argv[1:]])
+    if args.embed and not any(part == "--embed" or part.startswith("--embed=") for part in sys.argv[1:]):
+        # Taken from the environment: the command shown must say so to be repeatable.
+        command = f"KENFOLD_EMBED={args.embed} {command}"
     host = machine()
     report: dict[str, Any] = {
         "command": command,
@@ -1617,9 +1869,17 @@ def main() -> None:
 
     t0 = time.monotonic()
     bases = make_bases(args.bases, random.Random(SEED))
-    base_vectors = embed_bases(bases)
+    base_vectors, models = embed_bases(bases, args.embed)
     report["bases"] = {"count": len(bases), "embed_s": round(time.monotonic() - t0, 1)}
-    print(f"embedded {len(bases)} base sentences with the local model in {report['bases']['embed_s']} s")
+    report["embed"] = {
+        "mode": args.embed or None,
+        "models": [model | {"noise_sigma": round(noise_sigma(model["dimensions"]), 5)} for model in models],
+    }
+    setting, names, _ = embed_summary(report)
+    print(
+        f"{setting}: embedded {len(bases)} base sentences with {names} in {report['bases']['embed_s']} s "
+        f"({', '.join(f'{model["name"]} {model["embed_s"]} s' for model in models)})"
+    )
 
     for size in sizes:
         result = bench_size(size, args, bases, base_vectors, explain=size == max(sizes))

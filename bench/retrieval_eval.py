@@ -277,8 +277,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         os.environ["KENFOLD_EMBED"] = saved
     providers.reset()
-    embedder = providers.embedder()
-    if embedder is not None:
+    for embedder in providers.embedders():
         report = backfill(embedder=embedder)
         print(
             f"embedded {report.embedded} memories with {embedder.name} ({report.failed} failed)",

@@ -119,6 +119,8 @@ class Embedder(Protocol):
     #: Cosine distance beyond which a vector match is noise for this model (KENFOLD_SEARCH_MAX_DISTANCE
     #: overrides it). Models spread their distances differently, so one number cannot fit all.
     max_distance: float
+    #: False for a model trained on English only: its vectors of other scripts are close to noise.
+    multilingual: bool
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
         """One vector per text, in order. ``timeout`` bounds the whole call; raises ``EmbeddingError``."""
@@ -294,6 +296,7 @@ class LocalMiniLMEmbedder:
     """
 
     name: str = LOCAL_MODEL_NAME
+    multilingual: bool = False
     dimensions: int | None = LOCAL_DIMENSIONS
     # MiniLM puts true paraphrases at cosine 0.1-0.5 (distance 0.5-0.9): the 0.55 cutoff tuned for bge-m3
     # dropped most of them, and R@5 on bench/data/dev.json rose from 0.80 to 0.90 without a cutoff.
@@ -449,6 +452,7 @@ class LocalUSEEmbedder:
     """
 
     name: str = USE_MODEL_NAME
+    multilingual: bool = True
     dimensions: int | None = USE_DIMENSIONS
     # Its question-to-memory distances are wide. On bench/data/dev.json (150 query-relevant pairs, 2,632
     # query-other memory pairs of the same project) relevant memories lie at 0.40-0.95 (5th-95th
@@ -539,6 +543,7 @@ class OpenAICompatibleEmbedder:
 
     # The spec's cutoff, measured with bge-m3 (the usual model behind an HTTP provider).
     max_distance: float = 0.55
+    multilingual: bool = True  # unknown; most served embedding models are
 
     def __init__(
         self, *, url: str, model: str, name: str = "", api_key: str = "", dimensions: int | None = None
@@ -634,6 +639,20 @@ def _vector(value: object) -> list[float]:
     return [float(number) for number in value]
 
 
+def embedders_from_settings() -> list[Embedder]:
+    """Every embedder the KENFOLD_EMBED* variables describe, the primary one first (empty when off).
+
+    ``local-dual`` runs both local models: MiniLM ranks English paraphrases best, the multilingual
+    Universal Sentence Encoder finds a Korean memory for an English question and the reverse; each is
+    its own ranking in the fusion.
+    """
+    if env_str("KENFOLD_EMBED") == "local-dual" and not env_url("KENFOLD_EMBED_URL"):
+        threads = env_int("KENFOLD_EMBED_THREADS", 1, minimum=1, maximum=64)
+        return [LocalMiniLMEmbedder(threads=threads), LocalUSEEmbedder(threads=threads)]
+    primary = embedder_from_settings()
+    return [primary] if primary is not None else []
+
+
 def embedder_from_settings() -> Embedder | None:
     """The embedder the KENFOLD_EMBED* variables describe, or None when embeddings are off.
 
@@ -643,11 +662,13 @@ def embedder_from_settings() -> Embedder | None:
     """
     url = env_url("KENFOLD_EMBED_URL")
     mode = env_choice(
-        "KENFOLD_EMBED", "http" if url else "local", ("local", "local-multilingual", "http", "off")
+        "KENFOLD_EMBED",
+        "http" if url else "local",
+        ("local", "local-dual", "local-multilingual", "http", "off"),
     )
     if mode == "off":
         return None
-    if mode in ("local", "local-multilingual"):
+    if mode in ("local", "local-dual", "local-multilingual"):
         if url:
             raise ConfigError(
                 f"KENFOLD_EMBED={mode} but KENFOLD_EMBED_URL is set; unset one of them "

@@ -6,28 +6,36 @@ the evaluation harness can switch configuration through the same environment var
 
 import threading
 
-from memories.embeddings import Embedder, embedder_from_settings
+from memories.embeddings import Embedder, embedders_from_settings
 from memories.rerank import Reranker, reranker_from_env
 
 _lock = threading.Lock()
 _loaded = False
-_embedder: Embedder | None = None
+_embedders: list[Embedder] = []
 _reranker: Reranker | None = None
 
 
 def _load() -> None:
-    global _loaded, _embedder, _reranker
+    global _loaded, _embedders, _reranker
     with _lock:
         if not _loaded:
-            _embedder = embedder_from_settings()
+            _embedders = embedders_from_settings()
             _reranker = reranker_from_env()
             _loaded = True
 
 
 def embedder() -> Embedder | None:
+    """The primary embedder: its vectors also find remember's similar memories."""
     if not _loaded:
         _load()
-    return _embedder
+    return _embedders[0] if _embedders else None
+
+
+def embedders() -> list[Embedder]:
+    """Every configured embedder, the primary first; search ranks by each of them."""
+    if not _loaded:
+        _load()
+    return list(_embedders)
 
 
 def reranker() -> Reranker | None:
@@ -37,6 +45,6 @@ def reranker() -> Reranker | None:
 
 
 def reset() -> None:
-    global _loaded, _embedder, _reranker
+    global _loaded, _embedders, _reranker
     with _lock:
-        _loaded, _embedder, _reranker = False, None, None
+        _loaded, _embedders, _reranker = False, [], None

@@ -42,6 +42,11 @@ SUMMARY_MAX_AGING = 0.4
 MIN_SCORE = 1e-6
 RECENT_RANKING_DEPTH = 10
 RECENT_RANKING_WEIGHT = 1.0
+# An English-only model reads a Korean question as noise; beside a multilingual model its ranking of
+# such a question would only push unrelated memories up (consensus in the fusion), so it is left out.
+FOREIGN_SCRIPT_WEIGHT = 0.0
+# Letters beyond Latin (Latin, its extensions and IPA end at U+02AF).
+_NON_LATIN_LETTER = re.compile(r"[^\W\d_\u0000-\u02af]")
 
 # "last-write-wins" is not about recent work, hence the hyphen guard after English words.
 _RECENT_ENGLISH = re.compile(
@@ -88,32 +93,28 @@ def fuse(rankings: list[tuple[list[UUID], float]], *, k: int) -> dict[UUID, floa
     return {memory_id: score * scale for memory_id, score in fused.items()}
 
 
-def _query_vector(query: str) -> tuple[Embedder, list[float]] | None:
-    embedder = providers.embedder()
-    if embedder is None:
-        return None
+def _query_vector(embedder: Embedder, query: str) -> list[float] | None:
     try:
-        return embedder, embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
+        return embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
     except EmbeddingError:
         # Full-text results are still useful; the embedder's own error says what failed.
-        log.warning("query embedding failed; searching full-text only", exc_info=True)
+        log.warning("query embedding failed; searching without its vectors", exc_info=True)
         return None
 
 
-# The query embedding (CPU in onnxruntime or an HTTP call) and the vector search (its own pooled
-# connection) run beside the lexical search: both release the GIL while they wait, so a search costs the
-# longer of the two instead of their sum.
-_VECTOR_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kenfold-vector")
+# Each query embedding (CPU in onnxruntime, or an HTTP call) and its vector search (on a pooled connection
+# of its own) run beside the lexical search: both release the GIL while they wait, so a search costs the
+# longest of them instead of their sum.
+_VECTOR_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kenfold-vector")
 
 
 def _vector_ranking(
-    *, query: str, scopes: list[str], types: list[str] | None, now: datetime, limit: int
+    *, embedder: Embedder, query: str, scopes: list[str], types: list[str] | None, now: datetime, limit: int
 ) -> list[UUID] | None:
-    """Nearest memories to the query's vector; None when there is no vector (no embedder, or it failed)."""
-    query_vector = _query_vector(query)
-    if query_vector is None:
+    """Nearest memories to the query's vector; None when the query could not be embedded."""
+    vector = _query_vector(embedder, query)
+    if vector is None:
         return None
-    embedder, vector = query_vector
     config = settings.RETRIEVAL
     nearest = search.vector_search(
         vector=vector,
@@ -147,20 +148,34 @@ def retrieve(
     now = options.now or clock.now()
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
-    vector_arguments = {"query": query, "scopes": scopes, "types": types, "now": now, "limit": depth}
-    vectors: Future[list[UUID] | None] | None = None
+    arguments = {"query": query, "scopes": scopes, "types": types, "now": now, "limit": depth}
+    embedders = providers.embedders() if options.vectors else []
+    # The primary model's ranking has the configured weight, a companion model's its own. Beside a
+    # multilingual model, an English-only model's ranking of a question in another script is left out.
+    foreign = _NON_LATIN_LETTER.search(query) is not None and any(e.multilingual for e in embedders)
+    weighted = [
+        (embedder, weight)
+        for index, embedder in enumerate(embedders)
+        if (
+            weight := (config["vector_weight"] if index == 0 else config["companion_weight"])
+            * (FOREIGN_SCRIPT_WEIGHT if foreign and not embedder.multilingual else 1.0)
+        )
+        > 0
+    ]
     # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
-    if options.vectors and not connection.in_atomic_block and providers.embedder() is not None:
-        vectors = _VECTOR_THREADS.submit(_vector_ranking_in_thread, **vector_arguments)
+    concurrent = not connection.in_atomic_block
+    futures: list[Future[list[UUID] | None]] = []
+    if concurrent:
+        futures = [
+            _VECTOR_THREADS.submit(_vector_ranking_in_thread, embedder=embedder, **arguments)
+            for embedder, _weight in weighted
+        ]
     lexical = search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
     rankings = [([hit.memory_id for hit in lexical], 1.0)]
-    nearest = None
-    if vectors is not None:
-        nearest = vectors.result()
-    elif options.vectors:
-        nearest = _vector_ranking(**vector_arguments)
-    if nearest is not None:
-        rankings.append((nearest, config["vector_weight"]))
+    for index, (embedder, weight) in enumerate(weighted):
+        nearest = futures[index].result() if concurrent else _vector_ranking(embedder=embedder, **arguments)
+        if nearest is not None:
+            rankings.append((nearest, weight))
     if options.recency and has_recency_intent(query):
         # Questions about recent work rarely share words with the newest sessions that answer them.
         recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)

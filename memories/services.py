@@ -352,9 +352,11 @@ def _insert(
 def _remember_output(memory: Memory) -> RememberOutput:
     # Embedded after the write commits: no lock is held while a provider answers, and a duplicate
     # (returned earlier) is never embedded twice. A failure leaves the memory to the backfill.
-    embedder = providers.embedder()
-    vector = embed_now(embedder=embedder, memory=memory)
-    model = embedder.name if embedder is not None else None
+    embedders = providers.embedders()
+    vectors = [embed_now(embedder=embedder, memory=memory) for embedder in embedders]
+    # The primary model's vector finds similar memories.
+    vector = vectors[0] if vectors else None
+    model = embedders[0].name if embedders else None
     similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, vector, model)
     return RememberOutput(
         id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
@@ -417,7 +419,8 @@ def handoff_create(
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
         )
-    embed_now(embedder=providers.embedder(), memory=memory)
+    for embedder in providers.embedders():
+        embed_now(embedder=embedder, memory=memory)
     return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
 
 

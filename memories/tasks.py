@@ -16,12 +16,17 @@ def embeddings_backfill() -> str:
     Scheduled every five minutes and at worker start; a memory whose embedding failed at write time
     (provider down, timeout) or that predates a model switch is picked up here.
     """
-    embedder = providers.embedder()
-    if embedder is None:
+    embedders = providers.embedders()
+    if not embedders:
         return "embeddings are off"
-    report = backfill(embedder=embedder)
-    log.info(
-        "embedding backfill",
-        extra={"embedded": report.embedded, "failed": report.failed, "model": embedder.name},
-    )
-    return f"embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
+    lines = []
+    for embedder in embedders:
+        report = backfill(embedder=embedder)
+        log.info(
+            "embedding backfill",
+            extra={"embedded": report.embedded, "failed": report.failed, "model": embedder.name},
+        )
+        lines.append(
+            f"{embedder.name}: embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
+        )
+    return "; ".join(lines)

@@ -24,6 +24,7 @@ from memories.embeddings import (
     _check_pinned_file,
     _package_file,
     embedder_from_settings,
+    embedders_from_settings,
 )
 from tests.provider_servers import Received, Reply, fake_embedding, openai_embeddings, provider_server
 
@@ -484,6 +485,17 @@ def test_settings_local_multilingual_selects_the_use_model(env: pytest.MonkeyPat
     assert isinstance(embedder, LocalUSEEmbedder) and embedder.threads == 2
 
 
+def test_settings_local_dual_runs_both_local_models_minilm_first(env: pytest.MonkeyPatch) -> None:
+    env.setenv("KENFOLD_EMBED", "local-dual")
+    embedders = embedders_from_settings()
+    assert [type(e) for e in embedders] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
+    assert isinstance(embedder_from_settings(), LocalMiniLMEmbedder), "MiniLM is the primary model"
+    env.delenv("KENFOLD_EMBED")
+    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder]
+    env.setenv("KENFOLD_EMBED", "off")
+    assert embedders_from_settings() == []
+
+
 def test_settings_with_a_url_use_the_http_provider(env: pytest.MonkeyPatch) -> None:
     env.setenv("KENFOLD_EMBED_URL", "http://127.0.0.1:11434/v1")
     embedder = embedder_from_settings()
@@ -506,7 +518,7 @@ def test_settings_off_means_full_text_only(env: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-multilingual, http, off"),
+        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-dual, local-multilingual, http, off"),
         ({"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
         ({"KENFOLD_EMBED": "local", "KENFOLD_EMBED_URL": "http://x:1/v1"}, "unset one of them"),
         (

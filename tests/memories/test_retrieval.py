@@ -99,6 +99,31 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
         assert recall("idempotent payments") == [target], "a failing embedder still leaves full-text"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_local_dual_finds_a_memory_written_in_the_other_language(configure: Callable[..., None]) -> None:
+    """Both local models embed every write; the multilingual one's ranking finds an English memory for a
+    Korean question that shares no word with it, and the backfill fills in a model that is missing."""
+    configure(KENFOLD_EMBED="local-dual", KENFOLD_EMBED_URL=None)
+    english = remember("Refunds are paid back to the original card within five business days.")
+    remember("The staging database is reset every Sunday night.")
+    remember("Use tabs, not spaces, in the Makefile.")
+    models = set(MemoryEmbedding.objects.filter(memory_id=english).values_list("model", flat=True))
+    assert models == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
+    korean_question = "환불은 언제 카드로 돌아와?"
+    assert recall(korean_question, vectors=False) == [], "no word in common"
+    # MiniLM reads Korean as noise: alone it does not even return the memory; beside the multilingual
+    # model its ranking of a Korean question is left out, so its noise cannot outvote the right answer.
+    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
+    assert english not in recall(korean_question)[:1]
+    configure(KENFOLD_EMBED="local-dual", KENFOLD_EMBED_URL=None)
+    assert recall(korean_question)[0] == english
+
+    MemoryEmbedding.objects.filter(model="use-multilingual-v3").delete()
+    reports = [backfill(embedder=embedder) for embedder in providers.embedders()]
+    assert [r.embedded for r in reports] == [0, 3], "only the missing model's vectors are written"
+    assert recall(korean_question)[0] == english
+
+
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: Callable[..., None]) -> None:
     with embedding_server() as server:
         use_embedder(configure, server.url, name="model-a")

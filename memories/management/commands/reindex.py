@@ -18,8 +18,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
-        embedder = providers.embedder()
-        if embedder is None:
+        embedders = providers.embedders()
+        if not embedders:
             raise CommandError("embeddings are off (KENFOLD_EMBED=off): there is nothing to reindex")
 
         def progress(done: int, total: int) -> None:
@@ -28,12 +28,13 @@ class Command(BaseCommand):
             sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
             sys.stderr.flush()
 
-        try:
-            report = backfill(embedder=embedder, batch=int(options["batch"]), progress=progress)
-        except EmbeddingError as exc:
-            raise CommandError(str(exc)) from None
-        sys.stderr.write("\n")
-        self.stdout.write(
-            f"Embedded {report.embedded} memories with {embedder.name}; {report.failed} failed "
-            f"(retried at the next backfill), {report.remaining} still without a current vector."
-        )
+        for embedder in embedders:
+            try:
+                report = backfill(embedder=embedder, batch=int(options["batch"]), progress=progress)
+            except EmbeddingError as exc:
+                raise CommandError(str(exc)) from None
+            sys.stderr.write("\n")
+            self.stdout.write(
+                f"Embedded {report.embedded} memories with {embedder.name}; {report.failed} failed "
+                f"(retried at the next backfill), {report.remaining} still without a current vector."
+            )
