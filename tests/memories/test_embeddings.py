@@ -485,12 +485,13 @@ def test_settings_local_multilingual_selects_the_use_model(env: pytest.MonkeyPat
     assert isinstance(embedder, LocalUSEEmbedder) and embedder.threads == 2
 
 
-def test_settings_local_dual_runs_both_local_models_minilm_first(env: pytest.MonkeyPatch) -> None:
-    env.setenv("KENFOLD_EMBED", "local-dual")
+def test_settings_local_runs_both_local_models_minilm_first(env: pytest.MonkeyPatch) -> None:
     embedders = embedders_from_settings()
-    assert [type(e) for e in embedders] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
+    assert [type(e) for e in embedders] == [LocalMiniLMEmbedder, LocalUSEEmbedder], "the default"
     assert isinstance(embedder_from_settings(), LocalMiniLMEmbedder), "MiniLM is the primary model"
-    env.delenv("KENFOLD_EMBED")
+    env.setenv("KENFOLD_EMBED", "local")
+    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
+    env.setenv("KENFOLD_EMBED", "local-english")
     assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder]
     env.setenv("KENFOLD_EMBED", "off")
     assert embedders_from_settings() == []
@@ -518,7 +519,7 @@ def test_settings_off_means_full_text_only(env: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-dual, local-multilingual, http, off"),
+        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-english, local-multilingual, http, off"),
         ({"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
         ({"KENFOLD_EMBED": "local", "KENFOLD_EMBED_URL": "http://x:1/v1"}, "unset one of them"),
         (

@@ -100,10 +100,10 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_local_dual_finds_a_memory_written_in_the_other_language(configure: Callable[..., None]) -> None:
+def test_local_models_find_a_memory_written_in_the_other_language(configure: Callable[..., None]) -> None:
     """Both local models embed every write; the multilingual one's ranking finds an English memory for a
     Korean question that shares no word with it, and the backfill fills in a model that is missing."""
-    configure(KENFOLD_EMBED="local-dual", KENFOLD_EMBED_URL=None)
+    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
     english = remember("Refunds are paid back to the original card within five business days.")
     remember("The staging database is reset every Sunday night.")
     remember("Use tabs, not spaces, in the Makefile.")
@@ -113,9 +113,9 @@ def test_local_dual_finds_a_memory_written_in_the_other_language(configure: Call
     assert recall(korean_question, vectors=False) == [], "no word in common"
     # MiniLM reads Korean as noise: alone it does not even return the memory; beside the multilingual
     # model its ranking of a Korean question is left out, so its noise cannot outvote the right answer.
-    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
+    configure(KENFOLD_EMBED="local-english", KENFOLD_EMBED_URL=None)
     assert english not in recall(korean_question)[:1]
-    configure(KENFOLD_EMBED="local-dual", KENFOLD_EMBED_URL=None)
+    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
     assert recall(korean_question)[0] == english
 
     MemoryEmbedding.objects.filter(model="use-multilingual-v3").delete()
