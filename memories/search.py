@@ -59,9 +59,11 @@ def _term_stats(texts: list[str], english_flags: list[bool]) -> list[_Term]:
         total AS MATERIALIZED (
             -- The planner's row estimate is exact enough for an idf; the capped count covers a table
             -- that was never analyzed (new installations, tests).
+            -- At least 1: an empty store (a new installation) must not divide by zero.
             SELECT greatest(
                 (SELECT reltuples FROM pg_class WHERE oid = 'memory'::regclass),
-                (SELECT count(*) FROM (SELECT 1 FROM memory LIMIT %(cap)s) AS sample)
+                (SELECT count(*) FROM (SELECT 1 FROM memory LIMIT %(cap)s) AS sample),
+                1
             ) AS n
         ),
         stats AS MATERIALIZED (

@@ -61,6 +61,13 @@ def test_common_words_are_searched_in_the_recent_window_rare_words_everywhere(sm
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("query", ["정산금은 언제 지급돼?", "when are payouts sent", "RequireAPIKey"])
+def test_an_empty_store_answers_every_query_with_nothing(query: str) -> None:
+    # A new installation: no rows, never analyzed (a Korean stem once divided by the row count, zero).
+    assert lexical(query) == []
+
+
+@pytest.mark.django_db
 def test_without_common_words_the_search_is_exhaustive(small_bounds: None) -> None:
     memories = [add(f"Invoice rounding rule number {i}.", age_days=i) for i in range(3)]
     add("Invoice rounding lives in the blog too.", scope=OTHER)
