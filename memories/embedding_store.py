@@ -72,19 +72,23 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
     return written
 
 
-def embed_now(*, embedder: Embedder | None, memory: Memory) -> list[float] | None:
-    """Embed one freshly written memory; on any provider failure the backfill does it later."""
-    if embedder is None:
-        return None
-    try:
-        vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
-    except EmbeddingError:
-        log.warning(
-            "embedding a new memory failed; the backfill retries it", extra={"memory_id": str(memory.id)}
-        )
-        return None
-    store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
-    return vector
+def embed_now(*, embedders: Sequence[Embedder], memory: Memory) -> list[float] | None:
+    """Embed one freshly written memory with every configured model; returns the first (primary) model's
+    vector, or None. On any provider failure the backfill embeds that model's vector later."""
+    vectors: list[list[float] | None] = []
+    for embedder in embedders:
+        try:
+            vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
+        except EmbeddingError:
+            log.warning(
+                "embedding a new memory failed; the backfill retries it",
+                extra={"memory_id": str(memory.id), "model": embedder.name},
+            )
+            vector = None
+        else:
+            store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
+        vectors.append(vector)
+    return vectors[0] if vectors else None
 
 
 @dataclass(frozen=True)

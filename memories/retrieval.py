@@ -176,7 +176,8 @@ def retrieve(
         nearest = futures[index].result() if concurrent else _vector_ranking(embedder=embedder, **arguments)
         if nearest is not None:
             rankings.append((nearest, weight))
-    if options.recency and has_recency_intent(query):
+    recency = options.recency and has_recency_intent(query)
+    if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
         recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
         rankings.append((recent, RECENT_RANKING_WEIGHT))
@@ -201,7 +202,6 @@ def retrieve(
         [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
     )
     by_id = {UUID(view.id): view for view in views}
-    recency = options.recency and has_recency_intent(query)
     for candidate in candidates.values():
         view = by_id.get(candidate.memory_id)
         if view is None:

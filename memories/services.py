@@ -353,9 +353,8 @@ def _remember_output(memory: Memory) -> RememberOutput:
     # Embedded after the write commits: no lock is held while a provider answers, and a duplicate
     # (returned earlier) is never embedded twice. A failure leaves the memory to the backfill.
     embedders = providers.embedders()
-    vectors = [embed_now(embedder=embedder, memory=memory) for embedder in embedders]
     # The primary model's vector finds similar memories.
-    vector = vectors[0] if vectors else None
+    vector = embed_now(embedders=embedders, memory=memory)
     model = embedders[0].name if embedders else None
     similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, vector, model)
     return RememberOutput(
@@ -419,8 +418,7 @@ def handoff_create(
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
         )
-    for embedder in providers.embedders():
-        embed_now(embedder=embedder, memory=memory)
+    embed_now(embedders=providers.embedders(), memory=memory)
     return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
 
 
