@@ -622,6 +622,8 @@ def stop_cluster(home: Path) -> None:
 
 COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
 COPY_TRAILER = struct.pack("!h", -1)
+# timestamptz in PostgreSQL's binary COPY format: microseconds since this instant.
+PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 MEMORY_COLUMNS = (
     "id, type, scope, content, attrs, source_agent, source_session, trust, confidence, status, "
     "supersedes_id, expires_at, created_at, updated_at"
@@ -751,7 +753,8 @@ def bulk_load(
         emb_copies = [
             stack.enter_context(
                 stack.enter_context(conn.cursor()).copy(
-                    "COPY memory_embedding (memory_id, model, embedding, content_md5) FROM STDIN (FORMAT BINARY)"
+                    "COPY memory_embedding (memory_id, model, embedding, content_md5, scope, status, type, "
+                    "expires_at) FROM STDIN (FORMAT BINARY)"
                 )
             )
             for conn in emb_conns
@@ -821,8 +824,22 @@ def bulk_load(
                     )
                 )
                 digest = hashlib.md5(content.encode()).hexdigest().encode()
-                heads.append(struct.pack("!hi", 4, 16) + memory_id.bytes)
-                tails.append(struct.pack("!i", 32) + digest)
+                heads.append(struct.pack("!hi", 8, 16) + memory_id.bytes)
+                # The memory's filters, copied onto its vector rows (migration 0008; the copy trigger is
+                # off during the load, like the foreign keys).
+                tails.append(
+                    struct.pack("!i", 32)
+                    + digest
+                    + b"".join(
+                        struct.pack("!i", len(text)) + text
+                        for text in (scope.encode(), status.encode(), memory_type.encode())
+                    )
+                    + (
+                        struct.pack("!iq", 8, (expires_at - PG_EPOCH) // timedelta(microseconds=1))
+                        if expires_at is not None
+                        else struct.pack("!i", -1)
+                    )
+                )
             for name, middle, noise_rng, emb_copy in zip(
                 models, middles, noise_rngs, emb_copies, strict=True
             ):
@@ -1483,9 +1500,8 @@ def _task_explain(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
             # Reads only: EXPLAIN ANALYZE executes the statement, and a write would run twice.
             if not sql.lstrip().upper().startswith(("SELECT", "WITH")) or "memory" not in sql:
                 continue
+            # The server's connections already scan HNSW iteratively (kenfold.settings); so does this one.
             with transaction.atomic(), connection.cursor() as cursor:
-                if "<=>" in sql:
-                    cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql)
                 plan = [row[0] for row in cursor.fetchall()]
             out.append({"call": label, "sql": sql, "client_ms": float(entry["time"]) * 1000, "plan": plan})

@@ -46,6 +46,17 @@ _POOL = {"min_size": 1, "max_size": 8, "timeout": 3, "check": ConnectionPool.che
 # attempt against a down server costs one failed connect.
 AttemptWithBackoff.INITIAL_DELAY = 0.5
 AttemptWithBackoff.DELAY_BACKOFF = 1.0
+# Session settings sent with every new connection (libpq's startup options), so that no query pays a round
+# trip to set them. hnsw.iterative_scan: a vector search filtered by scope and status keeps scanning the
+# HNSW index until enough rows pass the filter (pgvector >= 0.8; older servers keep it as an unused
+# placeholder). relaxed_order: rows may come slightly out of order; memories.search sorts them again.
+_SESSION_OPTIONS = "-c hnsw.iterative_scan=relaxed_order"
+
+
+def _with_session_options(options: dict[str, str]) -> dict[str, str]:
+    """Connection OPTIONS with ours appended to any libpq `options` the URL already gives."""
+    given = options.get("options", "").strip()
+    return options | {"options": f"{given} {_SESSION_OPTIONS}".strip(), "pool": _POOL}
 
 
 def _database_from_url(url: str, password: str) -> dict:
@@ -73,7 +84,7 @@ def _database_from_url(url: str, password: str) -> dict:
         "PASSWORD": password or unquote(parts.password or ""),
         "HOST": unquote(parts.hostname or ""),
         "PORT": str(parts.port or ""),
-        "OPTIONS": options | {"pool": _POOL},
+        "OPTIONS": _with_session_options(options),
         "CONN_MAX_AGE": 0,
         "CONN_HEALTH_CHECKS": True,
     }
@@ -134,7 +145,7 @@ try:
             "USER": EMBEDDED_CLUSTER.app_role,
             "HOST": str(EMBEDDED_CLUSTER.socket_dir),
             "PORT": str(EMBEDDED_CLUSTER.port),
-            "OPTIONS": {"pool": _POOL},
+            "OPTIONS": _with_session_options({}),
             "CONN_MAX_AGE": 0,
             "CONN_HEALTH_CHECKS": True,
         }

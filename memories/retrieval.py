@@ -191,12 +191,12 @@ def retrieve(
     if reranker is not None:
         if options.graph:
             _expand_graph(candidates, scopes=scopes, types=types, now=now)
-        rows = Memory.objects.in_bulk(list(candidates))
+        rows = _memories(list(candidates))
         _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
     else:
         for candidate in candidates.values():
             candidate.score = candidate.first
-        rows = Memory.objects.in_bulk(list(candidates))
+        rows = _memories(list(candidates))
 
     views = attach_code_refs(
         [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
@@ -220,6 +220,11 @@ def retrieve(
         return (not candidate.reranked, -(view.score or 0), -view.created_at.timestamp())
 
     return sorted(views, key=order)[:limit]
+
+
+def _memories(ids: list[UUID]) -> dict[UUID, Memory]:
+    # The generated search columns are long (two text-search vectors per memory) and no view shows them.
+    return Memory.objects.defer("content_tsv", "content_tsv_en", "content_key").in_bulk(ids)
 
 
 def _expand_graph(

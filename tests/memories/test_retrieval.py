@@ -1,17 +1,19 @@
 """The retrieval pipeline against real local provider servers: vectors, fusion, rerank, graph, signals."""
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 
 from kenfold import clock
 from kenfold.caller import Caller
 from memories import providers, selectors, services
-from memories.embedding_store import backfill
+from memories.embedding_store import backfill, store_vectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.retrieval import SearchOptions, has_recency_intent
 from tests.provider_servers import ProviderServer, Received, Reply, openai_embeddings, provider_server
@@ -174,6 +176,73 @@ def test_backfill_skips_inputs_the_provider_refuses_and_never_restores_changed_c
         embedding = MemoryEmbedding.objects.get(memory_id=good)
         assert embedding.content_md5 == hashlib.md5(b"Refunds are allowed for [REDACTED].").hexdigest()
         assert bad not in {str(m) for m in MemoryEmbedding.objects.values_list("memory_id", flat=True)}
+
+
+def vector_filters(memory_id: str) -> set[tuple]:
+    """The copies of its memory's filters that each vector row of `memory_id` carries."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT scope, status, type, expires_at FROM memory_embedding WHERE memory_id = %s", [memory_id]
+        )
+        return set(cursor.fetchall())
+
+
+def test_vector_rows_follow_their_memory_status_scope_and_expiry(configure: Callable[..., None]) -> None:
+    """The vector search filters on the scope, status, type and expiry each vector row carries; every change
+    of the memory reaches them (the final ordering does not filter again, so a stale copy would show)."""
+    with embedding_server() as server:
+        use_embedder(configure, server.url)
+        target = remember(IDEMPOTENT)
+        memory = Memory.objects.get(pk=target)
+        assert vector_filters(target) == {(memory.scope, "active", memory.type, None)}
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+        services.memory_forget(caller=AGENT, memory_id=target)
+        assert vector_filters(target) == {(memory.scope, "deleted", memory.type, None)}
+        assert target not in recall(VECTOR_ONLY_QUERY)
+        past = clock.now() - timedelta(hours=1)
+        Memory.objects.filter(pk=target).update(status="active", expires_at=past)
+        assert vector_filters(target) == {(memory.scope, "active", memory.type, past)}
+        assert target not in recall(VECTOR_ONLY_QUERY), "expired"
+        Memory.objects.filter(pk=target).update(expires_at=None, scope="project:github.com/acme/other")
+        assert target not in recall(VECTOR_ONLY_QUERY), "moved to another project"
+        Memory.objects.filter(pk=target).update(scope=memory.scope)
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
+    configure: Callable[..., None],
+) -> None:
+    """A backfill writes a vector while another transaction supersedes the memory: the copy waits for that
+    commit and takes the new status, so no stale 'active' copy can put a superseded memory in results."""
+    with embedding_server() as server:
+        use_embedder(configure, server.url)
+        target = remember(IDEMPOTENT)
+        memory = Memory.objects.get(pk=target)
+        MemoryEmbedding.objects.filter(memory_id=target).delete()
+        vector = providers.embedder().embed([IDEMPOTENT], timeout=10)[0]
+        changed = threading.Event()
+
+        def supersede() -> None:
+            try:
+                with transaction.atomic():
+                    Memory.objects.filter(pk=target).update(status="superseded")
+                    changed.set()
+                    time.sleep(0.5)
+            finally:
+                connection.close()
+
+        writer = threading.Thread(target=supersede)
+        writer.start()
+        assert changed.wait(5)
+        started = time.monotonic()
+        # The backfill's write: its own check still sees the memory active (the change is uncommitted).
+        store_vectors(model="fake-embed", items=[(memory.pk, IDEMPOTENT, vector)])
+        waited = time.monotonic() - started
+        writer.join()
+        assert waited >= 0.3, "the copy waited for the concurrent change to commit"
+        assert vector_filters(target) == {(memory.scope, "superseded", memory.type, None)}
+        assert recall(VECTOR_ONLY_QUERY) == []
 
 
 def rerank_by_text(preferred: str) -> Callable[[Received], Reply]:
