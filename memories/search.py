@@ -105,8 +105,12 @@ def _term_stats(texts: list[str], english_flags: list[bool]) -> list[_Term]:
         WHERE df.n > 0
         ORDER BY term.i
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"texts": texts, "english_flags": english_flags, "cap": COMMON_DF})
+    # A server-side prepared statement: planning this statement took longer than running it (0.8 of
+    # 1.5 ms); prepared once per pooled connection, its plan is reused. Django's cursors bind parameters
+    # on the client and cannot prepare, so this one is psycopg's own, with Django's error translation.
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.cursor() as cursor:
+        cursor.execute(sql, {"texts": texts, "english_flags": english_flags, "cap": COMMON_DF}, prepare=True)
         rows = cursor.fetchall()
     return [
         _Term(text=texts[i - 1], english=english_flags[i - 1], df=float(df), idf=float(idf))
