@@ -125,6 +125,10 @@ try:
         # The multilingual model's ranking beside MiniLM (KENFOLD_EMBED=local). 0.7: dev.json R@5 is the
         # same at 0.7 and 1.0 (0.962), and LoCoMo (English only) loses less (R@10 0.693 against 0.682).
         "companion_weight": env_float("KENFOLD_SEARCH_COMPANION_WEIGHT", 0.7, minimum=0.0, maximum=10.0),
+        # Pseudo-relevance feedback (memories.retrieval): "auto" only when no vector ranking is available
+        # (full-text search), "always", or "off"; and the weight of its ranking in the fusion.
+        "feedback": env_choice("KENFOLD_SEARCH_FEEDBACK", "auto", ("auto", "always", "off")),
+        "feedback_weight": env_float("KENFOLD_SEARCH_FEEDBACK_WEIGHT", 0.5, minimum=0.0, maximum=10.0),
         "pool": env_int("KENFOLD_SEARCH_POOL", 30, minimum=1, maximum=200),
         "rerank_top": env_int("KENFOLD_RERANK_TOP", 15, minimum=1, maximum=100),
         "rerank_timeout": env_float("KENFOLD_RERANK_TIMEOUT", 4.0, minimum=0.1, maximum=60.0),

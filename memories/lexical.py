@@ -113,3 +113,36 @@ def _quote(term: str) -> str:
     # Terms hold letters, digits and path punctuation only (the regexes above), never quotes or
     # operators; quoting keeps `.`, `/` and `@` inside one lexeme.
     return "'" + term.replace("'", "") + "'"
+
+
+# Feedback words: three letters or more (shorter ones are mostly fillers the stop list misses).
+_FEEDBACK_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def feedback_words(query: str, documents: list[tuple[str, float]]) -> dict[str, float]:
+    """Words of `documents` ((text, score) pairs) that the query does not already search for, each with
+    the sum over documents of the document's score times the word's share of its words (RM3's relevance
+    model). Korean words are reduced to their stems."""
+    own = set(build_query(query).simple_terms)
+    weights: dict[str, float] = {}
+    for text, score in documents:
+        words = []
+        for word in _FEEDBACK_WORD.findall(text):
+            for run in _SCRIPT_RUN.findall(word.lower()):
+                if _is_hangul(run):
+                    if run in _KOREAN_STOPWORDS or run in _KOREAN_SUFFIX_SET:
+                        continue
+                    run = korean_stem(run)
+                    if _quote(run) + ":*" in own:
+                        continue
+                elif run in _ENGLISH_STOPWORDS or _quote(run) in own or len(run) < 3:
+                    continue
+                words.append(run)
+        for word in set(words):
+            weights[word] = weights.get(word, 0.0) + score * words.count(word) / len(words)
+    return weights
+
+
+def word_term(word: str) -> str:
+    """The `simple` to_tsquery operand build_query makes of one word (a Korean stem as a prefix)."""
+    return _quote(word) + (":*" if _is_hangul(word) and len(word) >= 2 else "")

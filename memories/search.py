@@ -14,7 +14,7 @@ from uuid import UUID
 from django.db import OperationalError, connection, transaction
 from psycopg.errors import QueryCanceled
 
-from memories.lexical import build_query
+from memories.lexical import build_query, word_term
 
 RRF_K = 60
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
@@ -116,6 +116,15 @@ def _term_stats(texts: list[str], english_flags: list[bool]) -> list[_Term]:
         _Term(text=texts[i - 1], english=english_flags[i - 1], df=float(df), idf=float(idf))
         for i, df, idf in rows
     ]
+
+
+def word_idfs(words: Sequence[str]) -> dict[str, float]:
+    """BM25 idf of each word (in the `simple` vector) that some memory contains."""
+    terms = [word_term(word) for word in words]
+    if not terms:
+        return {}
+    by_term = {term.text: term.idf for term in _term_stats(terms, [False] * len(terms))}
+    return {word: by_term[term] for word, term in zip(words, terms, strict=True) if term in by_term}
 
 
 _VECTORS = ((False, "content_tsv", "simple"), (True, "content_tsv_en", "english"))

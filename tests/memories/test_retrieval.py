@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
@@ -243,6 +244,37 @@ def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
         assert waited >= 0.3, "the copy waited for the concurrent change to commit"
         assert vector_filters(target) == {(memory.scope, "superseded", memory.type, None)}
         assert recall(VECTOR_ONLY_QUERY) == []
+
+
+def test_full_text_search_adds_the_words_of_its_best_matches(
+    configure: Callable[..., None], settings
+) -> None:  # type: ignore[no-untyped-def]
+    """Without vectors (KENFOLD_EMBED=off) a second lexical search with the best match's other words
+    (pseudo-relevance feedback) finds a memory that shares none of the question's words."""
+    configure(KENFOLD_EMBED="off")
+    best = remember("The webhook handler retries deliveries; payments stay idempotent on the event id.")
+    related = remember("Duplicate charges are dropped by looking up the event id in processed_events.")
+    unrelated = remember("The docs site uses dark mode.")
+    found = recall("webhook retries")
+    assert found[0] == best
+    assert related in found, "found through 'event', a word of the best match"
+    assert unrelated not in found
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "off"}
+    assert recall("webhook retries") == [best], "only the direct match without feedback"
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "auto"}
+    with embedding_server() as server:
+        use_embedder(configure, server.url)
+        backfill(embedder=providers.embedder())
+        assert recall("webhook retries", vectors=False) == found, "no vectors for this search: feedback on"
+
+        def lexical_searches() -> int:
+            with CaptureQueriesContext(connection) as captured:
+                recall("webhook retries")
+            return sum("ts_rank(" in query["sql"] for query in captured.captured_queries)
+
+        assert lexical_searches() == 1, "auto: beside a vector ranking, no second lexical search"
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "always"}
+        assert lexical_searches() == 2
 
 
 def rerank_by_text(preferred: str) -> Callable[[Received], Reply]:
