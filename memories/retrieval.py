@@ -50,12 +50,13 @@ RECENT_RANKING_WEIGHT = 1.0
 # Pseudo-relevance feedback (RM3-like): the words that the best first-stage memories use beyond the
 # question's own, weighted by the memory's fused score and the word's share of it, times idf, are searched
 # again as one more lexical ranking (weight RETRIEVAL["feedback_weight"]). A question rarely names every
-# word of its answer ("Where did Calvin go to a music festival?" against "an awesome music thingy in
-# Tokyo"); the best matches often do. Candidates are the FEEDBACK_CANDIDATES most frequent words, so that
-# only those need a document-frequency lookup. By default ("auto") it runs only when no vector ranking
-# does (KENFOLD_EMBED=off, or every embedder failed): there it lifts dev.json R@5 0.817 -> 0.839 and R@10
-# 0.841 -> 0.904; beside the vectors it adds little (R@5 +0.003 dev, R@10 +0.014 LoCoMo) for a second
-# lexical search after the first stage (10-25 ms), so "always" is a choice, not the default.
+# word of its answer ("how do we avoid charging twice?" against "duplicate charges are dropped by the
+# event id"), but its best matches often share them ("the webhook retries; payments stay idempotent on the
+# event id"). Candidates are the FEEDBACK_CANDIDATES most frequent words, so that only those need a
+# document-frequency lookup. By default ("auto") it runs only when no vector ranking does (KENFOLD_EMBED=off,
+# or every embedder failed): there it lifts dev.json R@5 0.817 -> 0.839 and R@10 0.841 -> 0.895; beside the
+# vectors it adds little (R@5 +0.003 dev, R@10 +0.014 LoCoMo) for a second lexical search after the first
+# stage (10-25 ms), so "always" is a choice, not the default.
 FEEDBACK_DOCS = 3
 FEEDBACK_TERMS = 10
 FEEDBACK_CANDIDATES = 2 * FEEDBACK_TERMS
