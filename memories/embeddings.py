@@ -673,12 +673,6 @@ def embedders_from_settings() -> list[Embedder]:
     return [_http_embedder(url)]
 
 
-def embedder_from_settings() -> Embedder | None:
-    """The primary embedder of `embedders_from_settings`, or None when embeddings are off."""
-    embedders = embedders_from_settings()
-    return embedders[0] if embedders else None
-
-
 def _http_embedder(url: str | None) -> Embedder:
     if not url:
         raise ConfigError(

@@ -94,19 +94,29 @@ def build_query(text: str) -> LexicalQuery:
             parts = [word, *_CAMEL.split(word)] if _CAMEL.search(word) else [word]
             for part in parts:
                 lowered = part.lower()
-                if _is_hangul(lowered):
-                    if lowered in _KOREAN_STOPWORDS or lowered in _KOREAN_SUFFIX_SET:
-                        continue
-                    stem = korean_stem(lowered)
-                    # The stem as a prefix also covers the word as written.
-                    simple[_quote(stem) + (":*" if len(stem) >= 2 else "")] = None
-                elif lowered not in _ENGLISH_STOPWORDS:
-                    simple[_quote(lowered)] = None
-                    if lowered.isascii() and lowered.isalpha() and len(lowered) >= 2:
-                        english[lowered] = None
+                term = _simple_term(lowered)
+                if term is None:
+                    continue
+                simple[term] = None
+                if lowered.isascii() and lowered.isalpha() and len(lowered) >= 2:
+                    english[lowered] = None
     return LexicalQuery(
         simple_terms=tuple(list(simple)[:MAX_TERMS]), english_terms=tuple(list(english)[:MAX_TERMS])
     )
+
+
+def _simple_term(word: str) -> str | None:
+    """The `simple` to_tsquery operand of one lowercased word; None for a stop word or a bare particle."""
+    if _is_hangul(word):
+        if word in _KOREAN_STOPWORDS or word in _KOREAN_SUFFIX_SET:
+            return None
+        return _stem_term(korean_stem(word))
+    return None if word in _ENGLISH_STOPWORDS else _quote(word)
+
+
+def _stem_term(stem: str) -> str:
+    # A Korean stem as a prefix also covers the word as written (`정산금` finds `정산금은`).
+    return _quote(stem) + (":*" if len(stem) >= 2 else "")
 
 
 def _quote(term: str) -> str:
@@ -129,15 +139,11 @@ def feedback_words(query: str, documents: list[tuple[str, float]]) -> dict[str, 
         words = []
         for word in _FEEDBACK_WORD.findall(text):
             for run in _SCRIPT_RUN.findall(word.lower()):
-                if _is_hangul(run):
-                    if run in _KOREAN_STOPWORDS or run in _KOREAN_SUFFIX_SET:
-                        continue
-                    run = korean_stem(run)
-                    if _quote(run) + ":*" in own:
-                        continue
-                elif run in _ENGLISH_STOPWORDS or _quote(run) in own or len(run) < 3:
+                hangul = _is_hangul(run)
+                term = _simple_term(run)
+                if term is None or term in own or (not hangul and len(run) < 3):
                     continue
-                words.append(run)
+                words.append(korean_stem(run) if hangul else run)
         for word in set(words):
             weights[word] = weights.get(word, 0.0) + score * words.count(word) / len(words)
     return weights
@@ -145,4 +151,4 @@ def feedback_words(query: str, documents: list[tuple[str, float]]) -> dict[str, 
 
 def word_term(word: str) -> str:
     """The `simple` to_tsquery operand build_query makes of one word (a Korean stem as a prefix)."""
-    return _quote(word) + (":*" if _is_hangul(word) and len(word) >= 2 else "")
+    return _stem_term(word) if _is_hangul(word) else _quote(word)

@@ -24,15 +24,9 @@ def _load() -> None:
             _loaded = True
 
 
-def embedder() -> Embedder | None:
-    """The primary embedder: its vectors also find remember's similar memories."""
-    if not _loaded:
-        _load()
-    return _embedders[0] if _embedders else None
-
-
 def embedders() -> list[Embedder]:
-    """Every configured embedder, the primary first; search ranks by each of them."""
+    """Every configured embedder, the primary first (its vectors also find remember's similar memories);
+    search ranks by each of them."""
     if not _loaded:
         _load()
     return list(_embedders)

@@ -17,13 +17,13 @@ from memories.embeddings import (
     USE_VOCABULARY_SHA256,
     USE_WEIGHTS_FILE,
     USE_WEIGHTS_SHA256,
+    Embedder,
     EmbeddingError,
     LocalMiniLMEmbedder,
     LocalUSEEmbedder,
     OpenAICompatibleEmbedder,
     _check_pinned_file,
     _package_file,
-    embedder_from_settings,
     embedders_from_settings,
 )
 from tests.provider_servers import Received, Reply, fake_embedding, openai_embeddings, provider_server
@@ -458,6 +458,12 @@ def test_fake_embedding_matches_synonyms_by_vector_alone() -> None:
 
 
 # --- configuration ----------------------------------------------------------------------------------
+
+
+def embedder_from_settings() -> Embedder | None:
+    """The primary embedder the settings describe (the one whose vectors find similar memories)."""
+    embedders = embedders_from_settings()
+    return embedders[0] if embedders else None
 
 
 @pytest.fixture

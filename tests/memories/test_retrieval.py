@@ -134,7 +134,7 @@ def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: 
         # Switch models: no migration, the old vectors just stop counting.
         use_embedder(configure, server.url, name="model-b")
         assert recall(VECTOR_ONLY_QUERY) == []
-        report = backfill(embedder=providers.embedder())
+        report = backfill(embedder=providers.embedders()[0])
         assert (report.embedded, report.failed, report.remaining) == (1, 0, 0)
         assert recall(VECTOR_ONLY_QUERY) == [target]
         assert set(MemoryEmbedding.objects.values_list("model", flat=True)) == {"model-a", "model-b"}
@@ -149,7 +149,7 @@ def test_provider_down_keeps_full_text_and_the_backfill_catches_up(configure: Ca
         assert recall(VECTOR_ONLY_QUERY) == []
     with embedding_server() as up:
         use_embedder(configure, up.url)
-        assert backfill(embedder=providers.embedder()).embedded == 1
+        assert backfill(embedder=providers.embedders()[0]).embedded == 1
         assert recall(VECTOR_ONLY_QUERY) == [target]
 
 
@@ -166,14 +166,14 @@ def test_backfill_skips_inputs_the_provider_refuses_and_never_restores_changed_c
     bad = remember("This poison input is refused by the provider.")
     with provider_server(picky) as server:
         use_embedder(configure, server.url)
-        report = backfill(embedder=providers.embedder())
+        report = backfill(embedder=providers.embedders()[0])
         assert (report.embedded, report.failed) == (1, 1)
         assert set(MemoryEmbedding.objects.values_list("memory_id", flat=True)) == {
             Memory.objects.get(pk=good).pk
         }
         # Content changed after a vector was computed (a redaction): the stale vector is replaced, never kept.
         Memory.objects.filter(pk=good).update(content="Refunds are allowed for [REDACTED].")
-        backfill(embedder=providers.embedder())
+        backfill(embedder=providers.embedders()[0])
         embedding = MemoryEmbedding.objects.get(memory_id=good)
         assert embedding.content_md5 == hashlib.md5(b"Refunds are allowed for [REDACTED].").hexdigest()
         assert bad not in {str(m) for m in MemoryEmbedding.objects.values_list("memory_id", flat=True)}
@@ -221,7 +221,7 @@ def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
         target = remember(IDEMPOTENT)
         memory = Memory.objects.get(pk=target)
         MemoryEmbedding.objects.filter(memory_id=target).delete()
-        vector = providers.embedder().embed([IDEMPOTENT], timeout=10)[0]
+        vector = providers.embedders()[0].embed([IDEMPOTENT], timeout=10)[0]
         changed = threading.Event()
 
         def supersede() -> None:
@@ -264,7 +264,7 @@ def test_full_text_search_adds_the_words_of_its_best_matches(
     settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "auto"}
     with embedding_server() as server:
         use_embedder(configure, server.url)
-        backfill(embedder=providers.embedder())
+        backfill(embedder=providers.embedders()[0])
         assert recall("webhook retries", vectors=False) == found, "no vectors for this search: feedback on"
 
         def lexical_searches() -> int:
