@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
+# The client distribution's build backend, pinned for the wheelhouse below.
+CLIENT_BUILD := setuptools==84.2.1
 
 .PHONY: run test setup lint format clean
 
@@ -28,16 +30,24 @@ $(PY):
 	@py=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$py" && "$$py" -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip
 
-# The project itself is installed editable, without dependencies (requirements*.txt pin those), so the
-# `kenfold` command lands in .venv/bin. -qq hides setuptools' generic warning about editable installs.
-$(RUN_STAMP): requirements.txt pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -r requirements.txt
+# The server and the client distribution (client/: the `kenfold` command and kenfold_common, which the
+# server imports) are installed editable, without dependencies (the requirements files pin those); the
+# client's own dependencies come too, so .venv/bin/kenfold works for `refs sync` hooks. -qq hides
+# setuptools' generic warning about editable installs.
+# (The client goes second: an older .venv whose root distribution still owned bin/kenfold would drop it.)
+$(RUN_STAMP): requirements.txt client/requirements.txt pyproject.toml client/pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt -r client/requirements.txt
 	$(PY) -m pip install -qq --no-deps -e .
+	$(PY) -m pip install -qq --no-deps -e ./client
 	@touch $@
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(PY)
+# The wheelhouse holds the client's pinned dependencies and its build backend, so that a test can install
+# the client distribution alone into a fresh venv (pip --no-index) without reaching a package index.
+$(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pyproject.toml client/pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install -qq --no-deps -e .
+	$(PY) -m pip install -qq --no-deps -e ./client
+	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
 	@touch $@ $(RUN_STAMP)
 
 clean:

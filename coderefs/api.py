@@ -8,7 +8,7 @@ from ninja import Router
 from coderefs.schemas import CheckInput, CheckOutput, TargetsOutput
 from coderefs.selectors import refs_targets
 from coderefs.services import refs_check
-from kenfold.errors import InvalidInput
+from kenfold_common.errors import InvalidInput
 
 router = Router(tags=["code references"])
 

@@ -14,48 +14,26 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kenfold_common.coderefs import (
+    CODE_EXTENSIONS,
+    IDENTIFIER,
+    SYMBOL_RE,
+    file_extension,
+    is_valid_ref_path,
+    is_valid_ref_symbol,
+)
+from kenfold_common.identity import is_project_scope
+
 _MAX_PATHS = 6
 _MAX_SYMBOLS = 6
 # Bound on stored rows per memory; 6 file refs + 6 symbol refs stay below it.
 _MAX_REFS = 16
-_MAX_PATH_CHARS = 300
-_MAX_SYMBOL_CHARS = 100
 _MIN_SYMBOL_CHARS = 3
 _MAX_BACKTICKED_CHARS = 120
 
 REF_TYPES: frozenset[str] = frozenset({"project", "codebase", "semantic"})
-_REF_SCOPE_PREFIXES = ("project:", "repo:")
 
-# The word lists below are kept as paragraphs; one word per line would make them unreadable.
 # fmt: off
-CODE_EXTENSIONS: frozenset[str] = frozenset(
-    {
-        "go", "py", "pyi", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "rs", "java", "kt", "kts",
-        "swift", "rb", "php", "cs", "fs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "scala", "sql",
-        "sh", "bash", "zsh", "fish", "ps1", "yaml", "yml", "toml", "json", "jsonc", "proto", "graphql", "gql",
-        "css", "scss", "sass", "less", "html", "vue", "svelte", "astro", "md", "mdx", "tf", "hcl", "ex", "exs",
-        "erl", "dart", "lua", "zig", "nix", "ml", "mli", "clj", "cljs", "r", "jl", "pl", "pm", "gradle", "xml",
-        "ini", "cfg", "conf", "lock"
-    }
-)
-# Files worth referencing that do not define symbols a definition finder could look up.
-DATA_EXTENSIONS: frozenset[str] = frozenset(
-    {
-        "yaml", "yml", "toml", "json", "jsonc", "md", "mdx", "lock", "ini", "cfg", "conf", "xml", "html", "css",
-        "scss", "sass", "less"
-    }
-)
-_SYMBOL_FILE_EXTENSIONS = CODE_EXTENSIONS - DATA_EXTENSIONS
-
-_SPECIAL_FILE_NAMES = frozenset({"Makefile", "Dockerfile", "Justfile", "Gemfile", "Rakefile", "Procfile"})
-# Written like file names, but in prose they name the product, not a file in the repository.
-_PRODUCT_NAMES = frozenset(
-    {
-        "next.js", "node.js", "vue.js", "nuxt.js", "express.js", "three.js", "chart.js", "d3.js", "moment.js",
-        "ember.js", "backbone.js", "react.js", "socket.io", "alpine.js", "solid.js", "p5.js", "anime.js",
-        "day.js", "pixi.js", "babylon.js"
-    }
-)
 # Words that pass the symbol shape but are language keywords, placeholder names or brand spellings
 # (GitHub, iPhone) that only look like camelCase.
 _SYMBOL_STOPWORDS = frozenset(
@@ -74,17 +52,13 @@ _SYMBOL_STOPWORDS = frozenset(
 _TOKEN = re.compile(r"[A-Za-z0-9/._\-@+:#\[\]]+")
 _TRAILING_PUNCTUATION = ".,:;!?"
 _LINE_SUFFIX = re.compile(r"(?::\d+(?::\d+)?|#L\d+(?:-L\d+)?)\Z")
-_PATH_SEGMENT = re.compile(r"[A-Za-z0-9_.@+\-\[\]]+")
-_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
-_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
-_SYMBOL = re.compile(rf"{_IDENTIFIER}(?:(?:\.|::|#){_IDENTIFIER}){{0,2}}(?:\(\))?")
 _BACKTICKED = re.compile(r"`([^`\n]*)`")
 # The lookbehind keeps the tail of a longer name from matching alone: `a.b.c.d()` (three qualifiers) is not
 # `b.c.d`, and `$()` shell or jQuery calls are skipped. It also rejects the tail of `Type::method()` and
 # `Class#method()`, which the spec leaves open: a bare `method` is too vague to look up. And it makes a failed
 # match cost one scan of the identifier run, not one per start position.
-_CALL = re.compile(rf"(?<![A-Za-z0-9_.$:#])({_IDENTIFIER}(?:\.{_IDENTIFIER}){{0,2}})\(\)")
+_CALL = re.compile(rf"(?<![A-Za-z0-9_.$:#])({IDENTIFIER}(?:\.{IDENTIFIER}){{0,2}})\(\)")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _LOWERCASE = re.compile(r"[a-z]")
 _TYPE_MEMBER = re.compile(r"[A-Z][A-Za-z0-9_]*\.")
@@ -100,7 +74,7 @@ class ExtractedRef:
 
 def refs_for_memory(*, memory_type: str, scope: str, content: str) -> list[ExtractedRef]:
     """References to store for a memory; only project knowledge scoped to a repository has any."""
-    if memory_type not in REF_TYPES or not scope.startswith(_REF_SCOPE_PREFIXES):
+    if memory_type not in REF_TYPES or not is_project_scope(scope):
         return []
     return extract_refs(content)
 
@@ -119,41 +93,6 @@ def extract_refs(text: str) -> list[ExtractedRef]:
     refs = [ExtractedRef(path, "") for path in paths[:_MAX_PATHS]]
     refs += [ExtractedRef(owner, symbol) for symbol in symbols]
     return refs[:_MAX_REFS]
-
-
-def is_valid_ref_path(path: str) -> bool:
-    """Whether ``path`` is a repository-relative path to a file we would reference (already normalized)."""
-    if not path or len(path) > _MAX_PATH_CHARS:
-        return False
-    segments = path.split("/")
-    # The segment alphabet has no ':', '#' or '~' and a leading '/' leaves an empty first segment, so this
-    # also rejects absolute and home paths and any line suffix left over.
-    if any(segment in ("", ".", "..") or not _PATH_SEGMENT.fullmatch(segment) for segment in segments):
-        return False
-    if len(segments) > 1 and _DOMAIN.fullmatch(segments[0]):
-        return False  # an import path or a URL without its scheme: github.com/x/y/z.go
-    name = segments[-1]
-    if name in _SPECIAL_FILE_NAMES:
-        return True
-    if len(segments) == 1 and name.lower() in _PRODUCT_NAMES:
-        return False
-    return _extension(name) in CODE_EXTENSIONS
-
-
-def is_valid_ref_symbol(symbol: str) -> bool:
-    """Whether ``symbol`` is identifier-shaped: up to two qualifiers joined by '.', '::' or '#'."""
-    return len(symbol) <= _MAX_SYMBOL_CHARS and _SYMBOL.fullmatch(symbol) is not None
-
-
-def is_code_file(path: str) -> bool:
-    """Whether the file at ``path`` may define symbols (a code extension that is not a data format)."""
-    return _extension(path.rpartition("/")[2]) in _SYMBOL_FILE_EXTENSIONS
-
-
-def _extension(name: str) -> str:
-    """Lower-cased extension of a base name; "" when there is none, as for the dotfile ``.env``."""
-    stem, _, extension = name.removeprefix(".").rpartition(".")
-    return extension.lower() if stem else ""
 
 
 def _path_from_token(token: str) -> str | None:
@@ -198,7 +137,7 @@ def _symbol_candidates(
 
 
 def _looks_like_code(word: str) -> bool:
-    if not _SYMBOL.fullmatch(word):
+    if not SYMBOL_RE.fullmatch(word):
         return False
     return bool(
         _INNER_CAPITAL.search(word)  # camelCase, PascalCase with an inner capital
@@ -211,6 +150,6 @@ def _valid_symbol(candidate: str, path_text: str) -> str | None:
     symbol = candidate.removesuffix("()")
     if len(symbol) < _MIN_SYMBOL_CHARS or not is_valid_ref_symbol(symbol):
         return None
-    if symbol in _SYMBOL_STOPWORDS or _extension(symbol) in CODE_EXTENSIONS or symbol in path_text:
+    if symbol in _SYMBOL_STOPWORDS or file_extension(symbol) in CODE_EXTENSIONS or symbol in path_text:
         return None  # a keyword, a file name like `main.go`, or a piece of a mentioned path
     return symbol

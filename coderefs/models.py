@@ -4,15 +4,17 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
 
+from kenfold_common import coderefs as refs
 from memories.models import Memory
 
 
 class RefState(models.TextChoices):
-    PENDING = "pending"  # not anchored to any commit yet
-    CURRENT = "current"
-    CHANGED = "changed"
-    MISSING = "missing"  # the file or symbol is gone
-    UNRESOLVED = "unresolved"  # never found; offered again later, never shown
+    # The names are shared with the sync client (kenfold_common.coderefs).
+    PENDING = refs.PENDING
+    CURRENT = refs.CURRENT
+    CHANGED = refs.CHANGED
+    MISSING = refs.MISSING
+    UNRESOLVED = refs.UNRESOLVED
 
 
 class CodeRef(models.Model):

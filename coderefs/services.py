@@ -4,21 +4,19 @@ Anchoring happens at first sight: the server never knows which commit a memory w
 the first client that finds the file or symbol in a clean checkout fixes the hash it is later compared to.
 """
 
-import re
-
 from django.db import transaction
 from django.db.models import Q
 
-from coderefs.extract import is_valid_ref_path, is_valid_ref_symbol, refs_for_memory
+from coderefs.extract import refs_for_memory
 from coderefs.models import CodeRef, RefState
 from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.errors import InvalidInput
+from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_symbol
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import USER_SCOPE, scope_for_project
 from memories.models import Memory
-from memories.scope import USER_SCOPE, scope_for_project
 
-_COMMIT = re.compile(r"[0-9a-f]{7,64}")
 MAX_HASH_CHARS = 100
 
 
@@ -51,7 +49,7 @@ def _validate_result(index: int, result: CheckResult) -> None:
         raise InvalidInput(
             f"{where}.symbol {result.symbol[:100]!r} is not an identifier (at most 100 characters)"
         )
-    if result.anchor_commit is not None and not _COMMIT.fullmatch(result.anchor_commit):
+    if result.anchor_commit is not None and not is_commit(result.anchor_commit):
         raise InvalidInput(f"{where}.anchor_commit must be 7-64 lowercase hex digits")
     if result.found:
         if not result.hash or len(result.hash) > MAX_HASH_CHARS:
@@ -66,7 +64,7 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
     """Apply one client's findings at `check.commit`, in one transaction; validates everything first."""
     caller.require_write("refs check")
     scope = project_scope(check.project)
-    if not _COMMIT.fullmatch(check.commit):
+    if not is_commit(check.commit):
         raise InvalidInput("commit must be the checked commit's id: 7-64 lowercase hex digits")
     for index, result in enumerate(check.results):
         _validate_result(index, result)

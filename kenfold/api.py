@@ -17,7 +17,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from kenfold.auth import authenticated_caller, local_caller
 from kenfold.caller import Caller
-from kenfold.errors import KenfoldError
+from kenfold_common.errors import KenfoldError
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from kenfold.caller import Caller
-from kenfold.errors import AuthenticationFailed
+from kenfold_common.errors import AuthenticationFailed
+from kenfold_common.identity import sanitize_agent_name
 from memories.keys import api_key_authenticate
-from memories.scope import sanitize_agent_name
 
 # Set by the guard for the duration of one request. The MCP SDK runs tool handlers in tasks that copy
 # the request task's context, so tools see the value the guard set.

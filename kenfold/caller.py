@@ -5,7 +5,7 @@ Agent identity never comes from tool arguments or client-reported names when a c
 
 from dataclasses import dataclass
 
-from kenfold.errors import PermissionDenied
+from kenfold_common.errors import PermissionDenied
 
 
 @dataclass(frozen=True)

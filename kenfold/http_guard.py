@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.auth import authenticated_as, caller_from_authorization
-from kenfold.errors import AuthenticationFailed
+from kenfold_common.errors import AuthenticationFailed
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Kenfold's settings: every value comes from a KENFOLD_* environment variable (see .env.example).
 
-Each variable is read once here through the typed helpers of kenfold.env, which stop the process with a
+Each variable is read once here through the typed helpers of kenfold_common.env, which stop the process with a
 clear message on a bad value. The README's configuration table lists the same variables; a test keeps
 the code, .env.example and the README in step.
 """
@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
-from kenfold.env import (
+from kenfold_common.env import (
     ConfigError,
     env_addr,
     env_bool,
@@ -24,7 +24,7 @@ from kenfold.env import (
     env_list,
     env_str,
 )
-from memories.scope import is_valid_agent_name
+from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -106,10 +106,7 @@ try:
     # The agent that `manage.py mcp` (stdio) attributes writes to; None means the client's own name.
     STDIO_AGENT = env_str("KENFOLD_AGENT") or None
     if STDIO_AGENT is not None and not is_valid_agent_name(STDIO_AGENT):
-        raise ConfigError(
-            f"KENFOLD_AGENT={STDIO_AGENT!r} is not a valid agent name: use 1-64 characters of lowercase "
-            "letters, digits, '.', '_' or '-', starting with a letter or digit (for example codex)"
-        )
+        raise ConfigError(invalid_agent_name_message("KENFOLD_AGENT", example="codex"))
     AUTO_MIGRATE = env_bool("KENFOLD_AUTO_MIGRATE", False)
     LOG_LEVEL = env_choice("KENFOLD_LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
     SECRET_KEY_FROM_ENV = env_str("KENFOLD_SECRET_KEY")

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Protocol
 import httpx
 import numpy as np
 
-from kenfold.env import ConfigError, env_choice, env_int, env_str, env_url
-from kenfold.errors import Unavailable
+from kenfold_common.env import ConfigError, env_choice, env_int, env_str, env_url
+from kenfold_common.errors import Unavailable
 
 if TYPE_CHECKING:
     import onnxruntime

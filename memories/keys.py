@@ -16,12 +16,12 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from kenfold import clock
-from kenfold.errors import AuthenticationFailed, InvalidInput, NotFound
-from memories.models import AGENT_NAME_PATTERN, ApiKey
+from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
+from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
+from memories.models import ApiKey
 
 KEY_PREFIX = "kf_"
 KEY_RE = re.compile(r"^kf_[A-Za-z0-9_-]{43}$")
-AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
 DISPLAY_PREFIX_LENGTH = 11
 # Writing last_used_at on every request would turn every read into a write; once a minute is enough to
 # tell the owner which keys are in use.
@@ -34,11 +34,8 @@ def hash_key(raw: str) -> bytes:
 
 def api_key_create(*, agent: str, read_only: bool = False) -> tuple[ApiKey, str]:
     """Create a key for `agent`; returns the row and the raw key, which is never retrievable again."""
-    if not AGENT_NAME_RE.fullmatch(agent):
-        raise InvalidInput(
-            f"agent name {agent!r} is not valid: use 1-64 characters of lowercase letters, digits, "
-            "'.', '_' or '-', starting with a letter or digit (for example claude-code)"
-        )
+    if not is_valid_agent_name(agent):
+        raise InvalidInput(invalid_agent_name_message("the name given", example="claude-code"))
     raw = KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
     key = ApiKey.objects.create(
         agent=agent, read_only=read_only, prefix=raw[:DISPLAY_PREFIX_LENGTH], key_hash=hash_key(raw)

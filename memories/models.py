@@ -12,8 +12,7 @@ from django.db.models.functions import MD5, Now
 from pgvector.django import VectorField
 
 from kenfold.db_functions import ContentKey, EnglishTsVector, SimpleTsVector, UUIDv7
-
-AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+from kenfold_common.identity import AGENT_NAME_PATTERN
 
 
 class MemoryType(models.TextChoices):
@@ -41,7 +40,7 @@ class Status(models.TextChoices):
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, db_default=UUIDv7(), editable=False)
     type = models.TextField(choices=MemoryType.choices)
-    # "user" or "project:<normalized remote>" (or "repo:<id>"); see memories.scope.
+    # "user" or "project:<normalized remote>" (or "repo:<id>"); see kenfold_common.identity.
     scope = models.TextField()
     content = models.TextField()
     attrs = models.JSONField(default=dict, db_default=models.Value({}, output_field=models.JSONField()))

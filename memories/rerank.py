@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Sequence
 
-from kenfold.env import env_str, env_url
+from kenfold_common.env import env_str, env_url
 from memories.embeddings import ProviderEndpoint, ProviderError, ProviderVariables
 
 DEFAULT_RERANK_MODEL = "bge-reranker-v2-m3"

@@ -9,12 +9,12 @@ from django.db.models import Q, QuerySet
 from coderefs.selectors import attach_code_refs, stale_memory_ids
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.errors import InvalidInput
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_owner
+from kenfold_common.secrets import redact_secrets
 from memories.models import Memory, MemoryType, Status
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryView, RecallOutput
-from memories.scope import USER_SCOPE, scope_for_project
-from memories.secrets import redact_secrets
 from memories.views import HANDOFF_KIND, memory_view
 
 MAX_QUERY_CHARS = 2000
@@ -234,7 +234,5 @@ def memory_list(
             raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
         memories = memories.filter(type=type)
     if scope:
-        # Accept a stored scope as listed ("project:github.com/o/r") or a project as agents pass it.
-        is_scope = scope == USER_SCOPE or scope.startswith(("project:", "repo:"))
-        memories = memories.filter(scope=scope if is_scope else scope_for_project(scope))
+        memories = memories.filter(scope=scope_from_owner(scope))
     return memories[: max(1, min(limit, 500))]

@@ -19,13 +19,13 @@ from coderefs.services import refs_record
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey
-from kenfold.errors import Conflict, InvalidInput, NotFound
+from kenfold_common.errors import Conflict, InvalidInput, NotFound
+from kenfold_common.identity import scope_for_project
+from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import providers, search
 from memories.embedding_store import embed_now
 from memories.models import Memory, MemoryType, Status, Trust
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
-from memories.scope import scope_for_project
-from memories.secrets import redact_secrets, reject_secrets
 from memories.views import HANDOFF_KIND, memory_view
 
 log = logging.getLogger(__name__)

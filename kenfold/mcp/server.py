@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from kenfold import __version__
 from kenfold.auth import authenticated_caller, local_caller
 from kenfold.caller import Caller
-from kenfold.errors import KenfoldError
+from kenfold_common.errors import KenfoldError
+from kenfold_common.identity import parse_session_id
 from memories import selectors, services
 from memories.schemas import (
     ForgetOutput,
@@ -30,7 +31,6 @@ from memories.schemas import (
     RememberOutput,
     ResumeOutput,
 )
-from memories.scope import parse_session_id
 
 log = logging.getLogger(__name__)
 

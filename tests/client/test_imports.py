@@ -6,10 +6,10 @@ import sys
 
 def test_client_modules_import_without_django():
     code = (
-        "import sys, pkgutil, importlib, kenfold.client\n"
-        "names = [f'kenfold.client.{m.name}' for m in pkgutil.iter_modules(kenfold.client.__path__)]\n"
+        "import sys, pkgutil, importlib, kenfold_client\n"
+        "names = [f'kenfold_client.{m.name}' for m in pkgutil.iter_modules(kenfold_client.__path__)]\n"
         "for name in names: importlib.import_module(name)\n"
-        "assert 'kenfold.client.__main__' in names and 'kenfold.client.refs' in names, names\n"
+        "assert 'kenfold_client.__main__' in names and 'kenfold_client.refs' in names, names\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'ninja', 'psycopg')))\n"
     )
     env = {"PATH": "/usr/bin:/bin"}  # in particular no DJANGO_SETTINGS_MODULE

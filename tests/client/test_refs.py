@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kenfold.client import git
-from kenfold.client.refs import MAX_SEARCH_FILES, Deadline, Result, Target, refs_check
-from kenfold.client.symbols import parse_file, symbol_hash
+from kenfold_client import git
+from kenfold_client.refs import MAX_SEARCH_FILES, Deadline, Result, Target, refs_check
+from kenfold_client.symbols import parse_file, symbol_hash
 
 from .support import Repo
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kenfold.client.symbols import (
+from kenfold_client.symbols import (
     MAX_FILE_BYTES,
     ParseFailed,
     UnsupportedFile,

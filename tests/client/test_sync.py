@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kenfold.client.http import KenfoldApi
-from kenfold.client.refs import MAX_TARGETS, refs_sync
-from kenfold.client.symbols import parse_file, symbol_hash
+from kenfold_client.http import KenfoldApi
+from kenfold_client.refs import MAX_TARGETS, refs_sync
+from kenfold_client.symbols import parse_file, symbol_hash
 
 from .support import RefsServer, Repo
 
@@ -31,7 +31,7 @@ def client_env(**extra: str) -> dict[str, str]:
 
 def run_sync(*args: str, cwd: Path, env: dict[str, str] | None = None, command: list[str] | None = None):
     return subprocess.run(
-        [*(command or [sys.executable, "-m", "kenfold.client"]), "refs", "sync", *args],
+        [*(command or [sys.executable, "-m", "kenfold_client"]), "refs", "sync", *args],
         cwd=cwd,
         env=env or client_env(),
         capture_output=True,

@@ -4,15 +4,13 @@ import time
 
 import pytest
 
-from coderefs.extract import (
+from coderefs.extract import ExtractedRef, extract_refs, refs_for_memory
+from kenfold_common.coderefs import (
     CODE_EXTENSIONS,
     DATA_EXTENSIONS,
-    ExtractedRef,
-    extract_refs,
     is_code_file,
     is_valid_ref_path,
     is_valid_ref_symbol,
-    refs_for_memory,
 )
 
 

@@ -11,7 +11,7 @@ from coderefs.schemas import CheckInput, CheckResult
 from coderefs.selectors import refs_targets
 from coderefs.services import refs_check
 from kenfold.caller import Caller
-from kenfold.errors import InvalidInput, PermissionDenied
+from kenfold_common.errors import InvalidInput, PermissionDenied
 from memories import selectors, services
 from memories.models import Memory
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from kenfold import env
+from kenfold_common import env
 
 from .helpers import REPO, kenfold_env
 
-SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "scripts"]
+SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "client", "scripts"]
 
 
 def used_variables() -> set[str]:

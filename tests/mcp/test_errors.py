@@ -6,8 +6,8 @@ import time
 import anyio
 import pytest
 
-from kenfold.errors import Conflict
 from kenfold.mcp.server import internal_error_message, run_service
+from kenfold_common.errors import Conflict
 from memories.schemas import ResumeOutput
 
 

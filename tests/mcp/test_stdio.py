@@ -163,7 +163,7 @@ def test_stdout_carries_only_the_protocol(server: KenfoldServer) -> None:
 def test_a_bad_kenfold_agent_stops_the_command_with_a_clear_message(server: KenfoldServer) -> None:
     result = server.manage("mcp", check=False, KENFOLD_AGENT="Not Valid")
     assert result.returncode != 0 and result.stdout == ""
-    assert "KENFOLD_AGENT='Not Valid' is not a valid agent name" in result.stderr
+    assert "KENFOLD_AGENT is not a valid agent name" in result.stderr
 
 
 def test_the_command_never_migrates(server: KenfoldServer) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
-from kenfold.env import ConfigError
+from kenfold_common.env import ConfigError
 from memories.embeddings import (
     MAX_INPUT_CHARS,
     USE_VOCABULARY_FILE,

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from kenfold import clock
-from kenfold.errors import AuthenticationFailed
+from kenfold_common.errors import AuthenticationFailed
 from memories.keys import api_key_authenticate, api_key_create, hash_key
 from memories.models import ApiKey
 
@@ -34,7 +34,7 @@ def test_create_prints_only_the_key_on_stdout_and_stores_only_its_hash() -> None
 
 
 def test_create_rejects_bad_agent_names() -> None:
-    with pytest.raises(CommandError, match="not valid"):
+    with pytest.raises(CommandError, match="not a valid agent name"):
         run("create", "Claude Code")
     assert ApiKey.objects.count() == 0
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from kenfold.env import ConfigError
+from kenfold_common.env import ConfigError
 from memories.rerank import Reranker, RerankError, reranker_from_env
 from tests.provider_servers import Received, Reply, provider_server
 

@@ -6,7 +6,7 @@ import pytest
 
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.errors import Conflict, InvalidInput, NotFound, PermissionDenied, SecretDetected
+from kenfold_common.errors import Conflict, InvalidInput, NotFound, PermissionDenied, SecretDetected
 from memories import selectors, services
 from memories.models import Memory
 from memories.schemas import MemoryView

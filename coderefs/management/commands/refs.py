@@ -3,8 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from coderefs.selectors import refs_status
-from kenfold.errors import KenfoldError
-from memories.scope import scope_for_project
+from kenfold_common.errors import KenfoldError
+from kenfold_common.identity import scope_from_owner
 
 
 class Command(BaseCommand):
@@ -19,8 +19,8 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         scope = options["scope"]
         try:
-            if scope and not str(scope).startswith(("project:", "repo:")):
-                scope = scope_for_project(str(scope))
+            if scope:
+                scope = scope_from_owner(str(scope))
             report = refs_status(scope=scope, limit=int(options["limit"]))
         except KenfoldError as exc:
             raise CommandError(str(exc)) from None

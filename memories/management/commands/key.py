@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kenfold.errors import KenfoldError
+from kenfold_common.errors import KenfoldError
 from memories import keys
 
 

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kenfold.caller import Caller
-from kenfold.errors import KenfoldError
+from kenfold_common.errors import KenfoldError
 from memories import selectors, services
 from memories.models import MemoryType, Status
 

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kenfold.errors import SecretDetected
+from kenfold_common.errors import SecretDetected
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from kenfold.errors import SecretDetected
-from memories.secrets import SecretFinding, find_secrets, redact_secrets, reject_secrets
+from kenfold_common.errors import SecretDetected
+from kenfold_common.secrets import SecretFinding, find_secrets, redact_secrets, reject_secrets
 
 # Twenty distinct characters of three classes: the smallest kind of value that passes "looks random".
 RANDOM_VALUE = "Zq8xK2mN" + "9pL4vR7t" + "Y3wB"

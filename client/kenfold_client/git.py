@@ -11,9 +11,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenfold.client.errors import GitError
-from kenfold.errors import InvalidInput
-from memories.scope import normalize_project
+from kenfold_client.errors import GitError
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import normalize_project
 
 GIT_TIMEOUT_SECONDS = 10.0
 

@@ -1,26 +1,33 @@
-"""Project identity, agent names and session ids (spec §1.2).
+"""Project identity, scopes, agent names and session ids (spec §1.2).
 
 A project is identified by its normalized git remote, ``host/path`` in lower case, so the same repository is
 the same project on every machine and for every agent whatever URL form each one passes
 (``https://github.com/Org/Repo.git`` and ``git@github.com:org/repo`` are both ``github.com/org/repo``).
-Local paths are refused because they differ per machine. Nothing here imports Django, so the client hook
-can normalize with it locally and remote credentials never leave the machine.
+Local paths are refused because they differ per machine. The server and the agent-side client both use
+these rules (the hook normalizes locally, so remote credentials never leave the machine).
 """
 
 import re
 from collections.abc import Mapping
 
-from kenfold.errors import InvalidInput
+from kenfold_common.errors import InvalidInput
 
 USER_SCOPE = "user"
 PROJECT_SCOPE_PREFIX = "project:"
+# Scopes keyed by a repository id rather than its remote (the original's form); stored, never produced here.
+REPO_SCOPE_PREFIX = "repo:"
 MAX_PROJECT_LENGTH = 256
 MAX_SESSION_ID_LENGTH = 128
 SESSION_ID_META_KEY = "kenfold/session_id"
 UNKNOWN_AGENT = "unknown"
 
-# Checked with fullmatch: a bare "$" would also accept a name followed by a newline.
-AGENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+# The database constraint on API keys uses the same pattern. Checked with fullmatch: a bare "$" would also
+# accept a name followed by a newline.
+AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
+_AGENT_NAME_RULE = (
+    "1-64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+)
 _AGENT_NAME_MAX_LENGTH = 64
 _NOT_AGENT_NAME_CHAR_RE = re.compile(r"[^a-z0-9._-]")
 
@@ -102,8 +109,27 @@ def scope_for_project(project: str | None) -> str:
     return PROJECT_SCOPE_PREFIX + normalize_project(project)
 
 
+def is_project_scope(scope: str) -> bool:
+    """Whether a stored scope belongs to a repository (only those have code references)."""
+    return scope.startswith((PROJECT_SCOPE_PREFIX, REPO_SCOPE_PREFIX))
+
+
+def scope_from_owner(value: str) -> str:
+    """The stored scope an owner names on the command line or in the dashboard: a scope as listed
+    (``user``, ``project:github.com/o/r``) or a project as agents pass it (``git@github.com:o/r.git``)."""
+    value = value.strip()
+    if value == USER_SCOPE or is_project_scope(value):
+        return value
+    return scope_for_project(value)
+
+
 def is_valid_agent_name(name: str) -> bool:
     return AGENT_NAME_RE.fullmatch(name) is not None
+
+
+def invalid_agent_name_message(what: str, *, example: str) -> str:
+    """Why a name was refused, without the name itself (it may be anything a caller typed)."""
+    return f"{what} is not a valid agent name: use {_AGENT_NAME_RULE} (for example {example})"
 
 
 def sanitize_agent_name(name: str | None) -> str:

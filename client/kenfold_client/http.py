@@ -12,8 +12,8 @@ from typing import Any, Self
 
 import httpx
 
-from kenfold.client.errors import ClientError, ServerError, ServerUnreachable, UsageError
-from kenfold.env import ConfigError, env_url
+from kenfold_client.errors import ClientError, ServerError, ServerUnreachable, UsageError
+from kenfold_common.env import ConfigError, env_url
 
 DEFAULT_MCP_URL = "http://127.0.0.1:7077/mcp"
 HTTP_TIMEOUT_SECONDS = 15.0

@@ -15,17 +15,22 @@ pending target found nowhere: reporting it only marks it unresolved, which is re
 from sitting at the front of the server's queue forever.
 """
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coderefs.extract import is_code_file, is_valid_ref_path, is_valid_ref_symbol
-from kenfold.client import git, symbols
-from kenfold.client.errors import ClientError, GitError
-from kenfold.client.http import HTTP_TIMEOUT_SECONDS, KenfoldApi
+from kenfold_client import git, symbols
+from kenfold_client.errors import ClientError, GitError
+from kenfold_client.http import HTTP_TIMEOUT_SECONDS, KenfoldApi
+from kenfold_common.coderefs import (
+    COMMIT_RE,
+    REF_STATES,
+    is_code_file,
+    is_valid_ref_path,
+    is_valid_ref_symbol,
+)
 
 MAX_TARGETS = 500
 # A path-less symbol whose name appears in more files than this is not searched: parsing them all would
@@ -33,9 +38,6 @@ MAX_TARGETS = 500
 MAX_SEARCH_FILES = 20
 # Checking gets this share of the time left after fetching targets; the rest is kept for reporting.
 CHECK_SHARE = 0.75
-_ANCHOR_COMMIT = re.compile(r"[0-9a-fA-F]{7,64}")
-# The order states are listed in the summary; others (from a newer server) follow alphabetically.
-_STATE_ORDER = ("current", "changed", "missing", "pending", "unresolved")
 
 
 class Deadline:
@@ -78,7 +80,7 @@ class Target:
             return None
         if (path and not is_valid_ref_path(path)) or (symbol and not is_valid_ref_symbol(symbol)):
             return None
-        if anchor is not None and not (isinstance(anchor, str) and _ANCHOR_COMMIT.fullmatch(anchor)):
+        if anchor is not None and not (isinstance(anchor, str) and COMMIT_RE.fullmatch(anchor)):
             return None
         return cls(path=path, symbol=symbol, anchor_commit=anchor)
 
@@ -315,7 +317,8 @@ def _summary(*, project: str, commit: str, check: CheckOutcome, report: dict[str
     count = len(check.results)
     line = f"Checked {count} reference{'' if count == 1 else 's'} in {project} at {commit[:12]}"
     states = report.get("states") if isinstance(report.get("states"), dict) else {}
-    order = [*_STATE_ORDER, *sorted(set(states) - set(_STATE_ORDER))]
+    # States a newer server may add follow the known ones, alphabetically.
+    order = [*REF_STATES, *sorted(set(states) - set(REF_STATES))]
     counts = [
         f"{states[state]} {state}" for state in order if isinstance(states.get(state), int) and states[state]
     ]

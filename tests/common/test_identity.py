@@ -2,8 +2,8 @@
 
 import pytest
 
-from kenfold.errors import InvalidInput
-from memories.scope import (
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import (
     AGENT_NAME_RE,
     USER_SCOPE,
     is_valid_agent_name,

@@ -1,4 +1,4 @@
-"""The ``kenfold`` command (also ``python -m kenfold.client``): ``kenfold refs sync``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``.
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
 stderr as one line; ``--quiet`` silences the summary, never an error.
@@ -9,15 +9,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kenfold.client.errors import ClientError, UsageError
-from kenfold.client.http import (
+from kenfold_client.errors import ClientError, UsageError
+from kenfold_client.http import (
     API_KEY_VARIABLE,
     DEFAULT_MCP_URL,
     KenfoldApi,
     mcp_url_from_environment,
     read_api_key,
 )
-from kenfold.client.refs import refs_sync
+from kenfold_client.refs import refs_sync
 
 # Run by hand or from a git hook, the sync may take longer than a session hook's 2 s: enough for the
 # fetch and the report at their full HTTP timeout, with checking in between.
