@@ -49,11 +49,7 @@ class CodeRef(models.Model):
         ]
         indexes = [models.Index(fields=["scope", "path", "symbol"], name="memory_ref_target_idx")]
 
-    @property
-    def stale(self) -> bool:
-        return is_stale(state=self.state, symbol=self.symbol)
 
-
-def is_stale(*, state: str, symbol: str) -> bool:
-    """Gone is stale; a changed symbol is stale; a changed file alone is not (files change all the time)."""
-    return state == RefState.MISSING or (state == RefState.CHANGED and symbol != "")
+# The stale rule, once, in SQL: gone is stale; a changed symbol is stale; a changed file alone is not
+# (files change all the time). A memory's `code_state` is its worst stale reference (coderefs.services).
+STALE_REF = Q(state=RefState.MISSING) | (Q(state=RefState.CHANGED) & ~Q(symbol=""))

@@ -1,4 +1,4 @@
-"""Reads of code references: what clients should check, what views show, how stale a memory is."""
+"""Reads of code references: what clients should check, what views show, which memories went stale."""
 
 from collections import defaultdict
 from collections.abc import Iterable
@@ -7,18 +7,14 @@ from uuid import UUID
 
 from django.db.models import Count, F, Min
 
-from coderefs.models import CodeRef, RefState, is_stale
+from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
+from kenfold_common.coderefs import REF_STATES
 from memories.models import Status
 from memories.schemas import CodeRefView, MemoryView
 
 MAX_TARGETS = 500
-# Ranking multipliers (spec §1.7): a memory about code that is gone keeps 5% of its score, one about a
-# symbol that changed keeps 60%. A changed file alone says little: files change all the time.
-MISSING_FACTOR = 0.05
-CHANGED_SYMBOL_FACTOR = 0.6
-STATE_ORDER = ["current", "changed", "missing", "pending", "unresolved"]
 
 
 def refs_targets(*, project: str | None) -> TargetsOutput:
@@ -42,10 +38,10 @@ def _refs_by_memory(memory_ids: Iterable[str | UUID]) -> dict[str, list[CodeRef]
     return refs
 
 
-def attach_code_refs(views: list[MemoryView]) -> list[MemoryView]:
-    """Fill `code_refs` and `stale` of views whose memories mention code (one query for all)."""
-    if not views:
-        return views
+def attach_code_refs(views: list[MemoryView]) -> None:
+    """Fill `code_refs` of views whose memories mention code (one query for all); registered with
+    memories.extensions, so every view a memories service returns carries them. `stale` comes from the
+    memory row (its code_state)."""
     refs = _refs_by_memory(view.id for view in views)
     for view in views:
         own = refs.get(view.id)
@@ -60,19 +56,8 @@ def attach_code_refs(views: list[MemoryView]) -> list[MemoryView]:
             )
             for ref in sorted(own, key=lambda r: (r.path, r.symbol))
         ]
-        view.stale = any(ref.stale for ref in own)
-    return views
-
-
-def staleness_factor(view: MemoryView) -> float:
-    """The score multiplier for a view with attached refs: the worst of its references wins."""
-    factor = 1.0
-    for ref in view.code_refs or []:
-        if ref.state == RefState.MISSING:
-            factor = min(factor, MISSING_FACTOR)
-        elif ref.state == RefState.CHANGED and ref.symbol:
-            factor = min(factor, CHANGED_SYMBOL_FACTOR)
-    return factor
+        # A view about code says whether it is stale either way; the memory row knows which (code_state).
+        view.stale = bool(view.stale)
 
 
 @dataclass(frozen=True)
@@ -92,23 +77,18 @@ def refs_status(*, scope: str | None = None, limit: int = 50) -> RefsStatus:
     refs = CodeRef.objects.filter(memory__status__in=[Status.ACTIVE, Status.PROPOSED])
     if scope:
         refs = refs.filter(scope=scope)
-    counts = dict.fromkeys(STATE_ORDER, 0)
+    counts = dict.fromkeys(REF_STATES, 0)
     for row in refs.values("state").annotate(n=Count("*")):
         counts[row["state"]] = row["n"]
     stale_rows = (
-        refs.filter(state__in=[RefState.MISSING, RefState.CHANGED])
+        refs.filter(STALE_REF)
         .select_related("memory")
-        .order_by("-memory__created_at", "path", "symbol")
+        .order_by("-memory__created_at", "path", "symbol")[: max(1, min(limit, 500))]
     )
     stale = [
-        StaleRef(
-            memory_id=str(ref.memory_id),
-            content=ref.memory.content,
-            description=_describe(ref),
-        )
+        StaleRef(memory_id=str(ref.memory_id), content=ref.memory.content, description=_describe(ref))
         for ref in stale_rows
-        if is_stale(state=ref.state, symbol=ref.symbol)
-    ][: max(1, min(limit, 500))]
+    ]
     return RefsStatus(counts=counts, stale=stale)
 
 
@@ -117,11 +97,3 @@ def _describe(ref: CodeRef) -> str:
     target = f"{ref.symbol} in {where}" if ref.symbol and where else (ref.symbol or where)
     commit = f" at {ref.checked_commit[:12]}" if ref.checked_commit else ""
     return f"{target} {ref.state}{commit}"
-
-
-def stale_memory_ids() -> set[str]:
-    return {
-        str(ref.memory_id)
-        for ref in CodeRef.objects.filter(state__in=[RefState.MISSING, RefState.CHANGED])
-        if is_stale(state=ref.state, symbol=ref.symbol)
-    }

@@ -4,11 +4,13 @@ Anchoring happens at first sight: the server never knows which commit a memory w
 the first client that finds the file or symbol in a clean checkout fixes the hash it is later compared to.
 """
 
-from django.db import transaction
-from django.db.models import Q
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.db.models import Case, IntegerField, OuterRef, Q, Subquery, Value, When
 
 from coderefs.extract import refs_for_memory
-from coderefs.models import CodeRef, RefState
+from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
@@ -20,8 +22,9 @@ from memories.models import Memory
 MAX_HASH_CHARS = 100
 
 
-def refs_record(*, memory: Memory) -> None:
-    """Store the files and symbols a memory mentions (inside the caller's transaction)."""
+def refs_record(memory: Memory) -> None:
+    """Store the files and symbols a new memory mentions (registered with memories.extensions: called
+    inside the inserting transaction)."""
     refs = refs_for_memory(memory_type=memory.type, scope=memory.scope, content=memory.content)
     CodeRef.objects.bulk_create(
         [CodeRef(memory=memory, scope=memory.scope, path=ref.path, symbol=ref.symbol) for ref in refs],
@@ -72,6 +75,11 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
     now = clock.now()
     updated = anchored = unmatched = 0
     with transaction.atomic():
+        # Checks of one project serialize: each recomputes its memories' code_state from every reference
+        # (_refresh_code_state), and two overlapping checks could each miss the other's uncommitted
+        # changes to different references of one memory.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"refs check\n{scope}"])
         for result in check.results:
             rows = CodeRef.objects.filter(scope=scope, path=result.path, symbol=result.symbol)
             if result.anchor_commit is None:
@@ -103,7 +111,22 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
                     count += rows.filter(~Q(anchor_hash=result.hash)).update(state=RefState.CHANGED, **base)
             updated += count
             unmatched += 0 if count else 1
+        _refresh_code_state(scope=scope, checked_at=now)
     states = {state: 0 for state in RefState.values}
     for state in CodeRef.objects.filter(scope=scope).values_list("state", flat=True):
         states[state] += 1
     return CheckOutput(updated=updated, anchored=anchored, unmatched=unmatched, states=states)
+
+
+def _refresh_code_state(*, scope: str, checked_at: datetime) -> None:
+    """Set `code_state` of the memories whose references this check touched to their worst stale
+    reference (missing before changed), or NULL when none is stale."""
+    worst = (
+        CodeRef.objects.filter(STALE_REF, memory=OuterRef("pk"))
+        .order_by(
+            Case(When(state=RefState.MISSING, then=Value(0)), default=Value(1), output_field=IntegerField())
+        )
+        .values("state")[:1]
+    )
+    touched = CodeRef.objects.filter(scope=scope, checked_at=checked_at).values("memory_id")
+    Memory.objects.filter(pk__in=touched).update(code_state=Subquery(worst))

@@ -69,14 +69,6 @@ class LexicalQuery:
     simple_terms: tuple[str, ...]  # each a to_tsquery('simple', …) operand
     english_terms: tuple[str, ...]  # each a to_tsquery('english', …) operand
 
-    @property
-    def simple(self) -> str:
-        return " | ".join(self.simple_terms)
-
-    @property
-    def english(self) -> str:
-        return " | ".join(self.english_terms)
-
 
 def build_query(text: str) -> LexicalQuery:
     simple: dict[str, None] = {}  # ordered sets

@@ -4,6 +4,8 @@ Every invariant that must hold for any writer is a database constraint, not only
 the server is not the only thing that ever writes to this database (imports, psql, future workers).
 """
 
+from datetime import datetime
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -35,6 +37,33 @@ class Status(models.TextChoices):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     DELETED = "deleted"
+
+
+class CodeState(models.TextChoices):
+    """What the memory's code references say, worst first; NULL while the code it names still holds."""
+
+    MISSING = "missing"  # a referenced file or symbol is gone
+    CHANGED = "changed"  # a referenced symbol changed (a changed file alone is not stale)
+
+
+# "Served to agents": active and not expired. The one rule, in the two forms the code needs: a queryset
+# method for the ORM and a SQL condition for the search statements (on `memory` rows or on the copies of
+# status and expiry that each `memory_embedding` row carries). Both compare with the caller's `now`.
+def unexpired_sql(alias: str, now_param: str = "now") -> str:
+    return f"({alias}.expires_at IS NULL OR {alias}.expires_at > %({now_param})s)"
+
+
+def served_sql(alias: str, now_param: str = "now") -> str:
+    return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def unexpired(self, now: datetime) -> "MemoryQuerySet":
+        return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+    def served(self, now: datetime) -> "MemoryQuerySet":
+        """What agents may see: active and not expired."""
+        return self.unexpired(now).filter(status=Status.ACTIVE)
 
 
 class Memory(models.Model):
@@ -81,6 +110,11 @@ class Memory(models.Model):
     content_key = models.GeneratedField(
         expression=ContentKey(F("content")), output_field=models.TextField(), db_persist=True
     )
+    # Written only by the coderefs app, from its references' states (its rule of what is stale), so that
+    # ranking, listings and views read staleness from the memory row without knowing about references.
+    code_state = models.TextField(choices=CodeState.choices, null=True, blank=True)
+
+    objects = MemoryQuerySet.as_manager()
 
     class Meta:
         db_table = "memory"
@@ -88,6 +122,10 @@ class Memory(models.Model):
             models.CheckConstraint(condition=Q(type__in=MemoryType.values), name="memory_type_valid"),
             models.CheckConstraint(condition=Q(trust__in=Trust.values), name="memory_trust_valid"),
             models.CheckConstraint(condition=Q(status__in=Status.values), name="memory_status_valid"),
+            models.CheckConstraint(
+                condition=Q(code_state__isnull=True) | Q(code_state__in=CodeState.values),
+                name="memory_code_state_valid",
+            ),
             models.CheckConstraint(condition=~Q(scope=""), name="memory_scope_not_empty"),
             models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),
             models.CheckConstraint(condition=~Q(source_agent=""), name="memory_source_agent_not_empty"),

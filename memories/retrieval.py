@@ -19,15 +19,14 @@ from uuid import UUID
 from django.conf import settings
 from django.db import connection
 
-from coderefs.selectors import attach_code_refs, staleness_factor
 from kenfold import clock
-from memories import providers, search
+from memories import extensions, providers, search
 from memories.embeddings import Embedder, EmbeddingError
 from memories.lexical import feedback_words
-from memories.models import Memory, MemoryType
+from memories.models import CodeState, Memory, MemoryType
+from memories.presenters import memory_view
 from memories.rerank import RerankError
 from memories.schemas import MemoryView
-from memories.views import memory_view
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +46,9 @@ SUMMARY_MAX_AGING = 0.4
 MIN_SCORE = 1e-6
 RECENT_RANKING_DEPTH = 10
 RECENT_RANKING_WEIGHT = 1.0
+# Ranking multipliers (spec §1.7) by the memory's code state: a memory about code that is gone keeps 5% of
+# its score, one about a symbol that changed keeps 60%.
+STALENESS_FACTORS = {CodeState.MISSING: 0.05, CodeState.CHANGED: 0.6}
 # Pseudo-relevance feedback (RM3-like): the words that the best first-stage memories use beyond the
 # question's own, weighted by the memory's fused score and the word's share of it, times idf, are searched
 # again as one more lexical ranking (weight RETRIEVAL["feedback_weight"]). A question rarely names every
@@ -195,7 +197,7 @@ def retrieve(
             for embedder, _weight in weighted
         ]
     lexical = search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
-    rankings = [([hit.memory_id for hit in lexical], 1.0)]
+    rankings = [(lexical, 1.0)]
     for index, (embedder, weight) in enumerate(weighted):
         nearest = futures[index].result() if concurrent else _vector_ranking(embedder=embedder, **arguments)
         if nearest is not None:
@@ -213,7 +215,7 @@ def retrieve(
         expansion = _feedback_query(query, fused)
         if expansion:
             hits = search.lexical_search(query=expansion, scopes=scopes, types=types, now=now, limit=depth)
-            rankings.append(([hit.memory_id for hit in hits], config["feedback_weight"]))
+            rankings.append((hits, config["feedback_weight"]))
             fused = fuse(rankings, k=config["rrf_k"])
 
     pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
@@ -229,7 +231,7 @@ def retrieve(
             candidate.score = candidate.first
         rows = _memories(list(candidates))
 
-    views = attach_code_refs(
+    views = extensions.views_presented(
         [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
     )
     by_id = {UUID(view.id): view for view in views}
@@ -239,7 +241,7 @@ def retrieve(
             continue
         score = candidate.score
         if options.staleness:
-            score *= staleness_factor(view)
+            score *= STALENESS_FACTORS.get(rows[candidate.memory_id].code_state, 1.0)
         if options.recency:
             score *= _recency_factor(
                 rows[candidate.memory_id], now=now, intent=recency, reranked=candidate.reranked

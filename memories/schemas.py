@@ -9,15 +9,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MemoryTypeName = Literal["semantic", "episodic", "project", "preference", "codebase", "temporary"]
-TrustName = Literal["user", "agent", "external"]
-StatusName = Literal["proposed", "active", "superseded", "deleted"]
+from kenfold_common import coderefs
+from memories.models import MemoryType, Status, Trust
+
+# The published enums are the models' choices (a Literal of a tuple is the Literal of its members).
+MemoryTypeName = Literal[tuple(MemoryType.values)]
+TrustName = Literal[tuple(Trust.values)]
+StatusName = Literal[tuple(Status.values)]
+# Unresolved references (never found in any checkout) are never shown.
+ShownRefState = Literal[tuple(state for state in coderefs.REF_STATES if state != coderefs.UNRESOLVED)]
 
 
 class CodeRefView(BaseModel):
     path: str | None = None
     symbol: str | None = None
-    state: Literal["pending", "current", "changed", "missing"]
+    state: ShownRefState
     checked_commit: str | None = Field(None, description="first 12 hex digits of the commit last checked")
 
 

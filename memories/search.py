@@ -15,8 +15,8 @@ from django.db import OperationalError, connection, transaction
 from psycopg.errors import QueryCanceled
 
 from memories.lexical import build_query, word_term
+from memories.models import served_sql
 
-RRF_K = 60
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
 # dev.json full-text R@5 0.817 → 0.812, LoCoMo R@10 0.693 → 0.689 (2026-11-30).
 LEXICAL_RANK_NORMALIZATION = 0
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Ranked:
+    """A memory found by similarity to another (remember's similar[]), with that similarity."""
+
     memory_id: UUID
     score: float
 
@@ -158,13 +160,13 @@ def _plain_rank(alias: str, name: str, params: dict) -> str:
 
 def lexical_search(
     *, query: str, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
-) -> list[Ranked]:
-    """Active, unexpired memories of `scopes` matching any term of `query`, best first.
+) -> list[UUID]:
+    """Served memories of `scopes` matching any term of `query`, best first.
 
     Two vectors: the `simple` one (exact words, paths, Korean stems as prefixes) and the stemmed
     `english` one. Each query term is weighted by its inverse document frequency (BM25's idf), so a rare
-    identifier outweighs a word every session summary uses. The score is the reciprocal-rank form used
-    when rankers are fused (rank 1 → 1.0).
+    identifier outweighs a word every session summary uses. Only the order is returned: the fusion
+    uses ranks, not scores.
 
     Bounded work at any size: every memory that contains a rare word of the query is a candidate, but a
     common word (in COMMON_DF memories or more) is looked for only among the RECENT_WINDOW newest
@@ -194,7 +196,7 @@ def lexical_search(
         "english_flags": [term.english for term in terms],
         "idfs": [term.idf for term in terms],
     }
-    live = """m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"""
+    live = served_sql("m")
     if types:
         live += " AND m.type = ANY(%(types)s)"
     parts = []
@@ -240,7 +242,7 @@ def lexical_search(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    return [Ranked(memory_id=row[0], score=(RRF_K + 1) / (RRF_K + rank)) for rank, row in enumerate(rows, 1)]
+    return [row[0] for row in rows]
 
 
 def trigram_similar(
@@ -259,14 +261,13 @@ def trigram_similar(
     in a big scope whose memories share much vocabulary that took 670 ms at a million memories. Past the
     budget the lookup is abandoned and returns nothing (the vector candidates remain).
     """
-    sql = """
+    sql = f"""
         SELECT m.id, similarity(m.content, %(content)s) AS sim
         FROM memory m
-        WHERE m.status = 'active'
+        WHERE {served_sql("m")}
           AND m.scope = %(scope)s
           AND m.type <> 'temporary'
           AND m.id <> %(id)s
-          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
           AND m.content %% %(content)s
           AND similarity(m.content, %(content)s) >= %(threshold)s
         ORDER BY sim DESC, m.created_at DESC
@@ -340,10 +341,8 @@ def vector_search(
     limit: int,
     max_distance: float,
 ) -> list[tuple[UUID, float]]:
-    """Nearest active, unexpired memories of `scopes`, within `max_distance`, with distances."""
-    conditions = """e.status = 'active'
-          AND (e.expires_at IS NULL OR e.expires_at > %(now)s)
-          AND e.scope = ANY(%(scopes)s)"""
+    """Nearest served memories of `scopes`, within `max_distance`, with distances."""
+    conditions = f"{served_sql('e')} AND e.scope = ANY(%(scopes)s)"
     if types:
         conditions += " AND e.type = ANY(%(types)s)"
     params = {"now": now, "scopes": list(scopes), "types": list(types or [])}
@@ -371,8 +370,7 @@ def graph_neighbors(
         SELECT links.neighbor, links.seed
         FROM links JOIN memory m ON m.id = links.neighbor
         WHERE NOT (links.neighbor = ANY(%(seeds)s))
-          AND m.status = 'active'
-          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+          AND {served_sql("m")}
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
         ORDER BY m.created_at DESC, m.id DESC
@@ -401,11 +399,10 @@ def vector_similar(
     limit: int,
 ) -> list[Ranked]:
     """Active memories in `scope` whose vector is within `max_distance` of a new memory's (similar[])."""
-    conditions = """e.status = 'active'
+    conditions = f"""{served_sql("e")}
           AND e.scope = %(scope)s
           AND e.type <> 'temporary'
-          AND e.memory_id <> %(id)s
-          AND (e.expires_at IS NULL OR e.expires_at > %(now)s)"""
+          AND e.memory_id <> %(id)s"""
     params = {"scope": scope, "id": memory_id, "now": now}
     nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
     return [
@@ -425,8 +422,7 @@ def recent_memories(
     sql = f"""
         SELECT m.id
         FROM memory m
-        WHERE m.status = 'active'
-          AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
+        WHERE {served_sql("m")}
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
         ORDER BY date_trunc('day', m.created_at) DESC, (m.type IN ('episodic', 'temporary')) DESC,

@@ -4,18 +4,18 @@ Only active, unexpired memories are ever served to agents; user-wide memories ar
 next to the project's.
 """
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from coderefs.selectors import attach_code_refs, stale_memory_ids
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
+from memories import extensions
 from memories.models import Memory, MemoryType, Status
+from memories.presenters import HANDOFF_KIND, memory_view
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryView, RecallOutput
-from memories.views import HANDOFF_KIND, memory_view
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
@@ -32,14 +32,6 @@ SECTION_LIMIT = 50
 def read_scopes(project: str | None) -> list[str]:
     scope = scope_for_project(project)
     return [USER_SCOPE] if scope == USER_SCOPE else [USER_SCOPE, scope]
-
-
-def served(queryset: QuerySet[Memory] | None = None) -> QuerySet[Memory]:
-    """What agents may see: active and not expired."""
-    queryset = Memory.objects.all() if queryset is None else queryset
-    return queryset.filter(status=Status.ACTIVE).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=clock.now())
-    )
 
 
 def _clean_query(text: str | None, *, field: str, required: bool) -> str:
@@ -69,18 +61,6 @@ def _types(types: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(types))
 
 
-def memory_search(
-    *,
-    query: str,
-    scopes: list[str],
-    types: list[str] | None,
-    limit: int,
-    options: SearchOptions | None = None,
-) -> list[MemoryView]:
-    """The retrieval pipeline (memories.retrieval) for an already cleaned query."""
-    return retrieve(query=query, scopes=scopes, types=types, limit=limit, options=options)
-
-
 def memory_recall(
     *,
     caller: Caller,
@@ -96,7 +76,7 @@ def memory_recall(
     """
     cleaned = _clean_query(query, field="query", required=True)
     return RecallOutput(
-        memories=memory_search(
+        memories=retrieve(
             query=cleaned,
             scopes=read_scopes(project),
             types=_types(types),
@@ -161,6 +141,7 @@ def context_get(
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget)
+    served = Memory.objects.served(clock.now())
 
     # One ordered index scan per scope, merged here: `scope IN (...)` has no ordered index path, so a
     # single query sorts every preference of both scopes (124 ms at a million memories).
@@ -168,25 +149,22 @@ def context_get(
         (
             memory
             for one_scope in scopes
-            for memory in served()
-            .filter(type=MemoryType.PREFERENCE, scope=one_scope)
-            .order_by("-created_at", "-id")[:SECTION_LIMIT]
+            for memory in served.filter(type=MemoryType.PREFERENCE, scope=one_scope).order_by(
+                "-created_at", "-id"
+            )[:SECTION_LIMIT]
         ),
         key=lambda memory: (memory.created_at, memory.id),
         reverse=True,
     )
     handoff = (
-        served()
-        .filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
+        served.filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
         .exclude(attrs__has_key="resumed_at")
         .order_by("-created_at", "-id")
         .first()
     )
-    recent = (
-        served()
-        .filter(scope=scope, type=MemoryType.EPISODIC)
-        .order_by("-created_at", "-id")[:RECENT_SESSIONS]
-    )
+    recent = served.filter(scope=scope, type=MemoryType.EPISODIC).order_by("-created_at", "-id")[
+        :RECENT_SESSIONS
+    ]
 
     output = GetContextOutput(
         preferences=packer.take([memory_view(m) for m in preferences[:SECTION_LIMIT]]),
@@ -196,18 +174,16 @@ def context_get(
         relevant=[],
     )
     if scope != USER_SCOPE:
-        rules = (
-            served()
-            .filter(scope=scope, type=MemoryType.PROJECT)
-            .order_by("-created_at", "-id")[:SECTION_LIMIT]
-        )
-        rule_views = attach_code_refs([memory_view(m) for m in rules])
+        rules = served.filter(scope=scope, type=MemoryType.PROJECT).order_by("-created_at", "-id")[
+            :SECTION_LIMIT
+        ]
+        rule_views = extensions.views_presented([memory_view(m) for m in rules])
         # Rules about code that is gone or changed come last: they may no longer hold.
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
     if task_query:
         output.relevant = packer.take(
-            memory_search(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
+            retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
         )
     output.truncated = packer.truncated or None
     return output
@@ -224,7 +200,7 @@ def memory_list(
     """The owner's listing, newest first, in any status; `stale` keeps memories whose code changed or went."""
     memories = Memory.objects.order_by("-created_at", "-id")
     if stale:
-        memories = memories.filter(pk__in=stale_memory_ids())
+        memories = memories.filter(code_state__isnull=False)
     if status:
         if status not in Status.values:
             raise InvalidInput(f"status {status!r} is not one of: {', '.join(Status.values)}")

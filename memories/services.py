@@ -14,19 +14,17 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
 
-from coderefs.selectors import attach_code_refs
-from coderefs.services import refs_record
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import providers, search
+from memories import extensions, providers, search
 from memories.embedding_store import embed_now
 from memories.models import Memory, MemoryType, Status, Trust
+from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
-from memories.views import HANDOFF_KIND, memory_view
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +93,6 @@ def _ttl(
     return timedelta(seconds=ttl_seconds)
 
 
-def _live(queryset: QuerySet[Memory]) -> QuerySet[Memory]:
-    now = clock.now()
-    return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-
-
 def _same_content(content: str) -> Exact:
     """content_key equal to the key of `content`, computed by the same SQL function as the column.
 
@@ -112,27 +105,27 @@ def _same_content(content: str) -> Exact:
 
 
 def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | None:
-    candidates = _live(Memory.objects.filter(scope=scope, status__in=[Status.ACTIVE, Status.PROPOSED]))
+    candidates = Memory.objects.unexpired(clock.now()).filter(
+        scope=scope, status__in=[Status.ACTIVE, Status.PROPOSED]
+    )
     if type is not None:
         candidates = candidates.filter(type=type)
     return candidates.filter(_same_content(content)).order_by("-created_at", "-id").first()
 
 
-def _xact_lock(*parts: str) -> None:
-    """A transaction-scoped advisory lock on a text key (released at commit or rollback)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ["\n".join(parts)])
+def _xact_lock(*parts: str, content: str | None = None) -> None:
+    """A transaction-scoped advisory lock on a text key (released at commit or rollback).
 
-
-def _remember_lock(*, scope: str, content: str) -> None:
-    # Keyed without the type on purpose: a typed and an untyped remember of the same text must serialize,
-    # or both could miss each other's row and insert twice.
+    With `content`, the key ends with its content key (the same SQL function as the column), so that two
+    texts that deduplicate to each other take the same lock.
+    """
+    key = "array_to_string(%s::text[], chr(10))"
+    params: list[object] = [list(parts)]
+    if content is not None:
+        key += " || chr(10) || kenfold_content_key(%s)"
+        params.append(content)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended('remember' || chr(10) || %s || chr(10) || "
-            "kenfold_content_key(%s), 0))",
-            [scope, content],
-        )
+        cursor.execute(f"SELECT pg_advisory_xact_lock(hashtextextended({key}, 0))", params)
 
 
 def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> list[MemoryView]:
@@ -169,7 +162,7 @@ def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> l
         best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
     rows = Memory.objects.in_bulk(list(best))
     ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
-    return attach_code_refs([memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked])
+    return extensions.views_presented([memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked])
 
 
 # --- remember -----------------------------------------------------------------------------------------
@@ -220,7 +213,9 @@ def memory_remember(
             # Summaries of one session differ in content, so the content lock alone would let two of them
             # both see "no previous summary". Taken before the content lock, always in this order.
             _xact_lock("session", scope, caller.agent, session_id or "")
-        _remember_lock(scope=scope, content=content)
+        # Keyed without the type on purpose: a typed and an untyped remember of the same text must
+        # serialize, or both could miss each other's row and insert twice.
+        _xact_lock("remember", scope, content=content)
         duplicate = _find_duplicate(scope=scope, content=content, type=type)
         if duplicate is not None:
             return RememberOutput(
@@ -345,7 +340,7 @@ def _insert(
         created_at=now,
         updated_at=now,
     )
-    refs_record(memory=memory)
+    extensions.memory_inserted(memory)
     return memory
 
 
@@ -365,8 +360,8 @@ def _remember_output(memory: Memory) -> RememberOutput:
 # --- handoff / resume -----------------------------------------------------------------------------------
 
 
-def _handoffs(scope: str) -> QuerySet[Memory]:
-    return Memory.objects.filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
+def _handoffs(memories: QuerySet[Memory], scope: str) -> QuerySet[Memory]:
+    return memories.filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
 
 
 def handoff_create(
@@ -405,7 +400,9 @@ def handoff_create(
 
     with transaction.atomic():
         _xact_lock("handoff", scope)
-        previous = _handoffs(scope).filter(status=Status.ACTIVE).order_by("-created_at", "-id")
+        previous = _handoffs(Memory.objects.filter(status=Status.ACTIVE), scope).order_by(
+            "-created_at", "-id"
+        )
         newest = previous.first()
         previous.update(status=Status.SUPERSEDED)
         memory = _insert(
@@ -426,7 +423,7 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
     """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
     caller.require_write("resume")
     scope = scope_for_project(project)
-    handoff = _live(_handoffs(scope).filter(status=Status.ACTIVE)).order_by("-created_at", "-id").first()
+    handoff = _handoffs(Memory.objects.served(clock.now()), scope).order_by("-created_at", "-id").first()
     if handoff is None:
         return ResumeOutput()
     try:

@@ -32,8 +32,7 @@ def add(content: str, *, scope: str = SCOPE, age_days: float = 0) -> Memory:
 
 
 def lexical(query: str, scopes: list[str] | None = None) -> list:
-    hits = search.lexical_search(query=query, scopes=scopes or [SCOPE], types=None, now=clock.now(), limit=50)
-    return [hit.memory_id for hit in hits]
+    return search.lexical_search(query=query, scopes=scopes or [SCOPE], types=None, now=clock.now(), limit=50)
 
 
 @pytest.fixture
