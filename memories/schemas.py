@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kenfold_common import coderefs
+from kenfold_common.coderefs import REF_STATES, UNRESOLVED
 from memories.models import MemoryType, Status, Trust
 
 # The published enums are the models' choices (a Literal of a tuple is the Literal of its members).
@@ -17,7 +17,7 @@ MemoryTypeName = Literal[tuple(MemoryType.values)]
 TrustName = Literal[tuple(Trust.values)]
 StatusName = Literal[tuple(Status.values)]
 # Unresolved references (never found in any checkout) are never shown.
-ShownRefState = Literal[tuple(state for state in coderefs.REF_STATES if state != coderefs.UNRESOLVED)]
+ShownRefState = Literal[tuple(state for state in REF_STATES if state != UNRESOLVED)]
 
 
 class CodeRefView(BaseModel):

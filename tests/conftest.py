@@ -17,3 +17,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"the tests would use your Kenfold home {home}; run them with `make test` "
                 "(or set KENFOLD_HOME to a temporary folder)"
             )
+
+
+@pytest.fixture(scope="session")
+def standalone_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bin/ of a fresh venv holding only the client distribution (tests/client/standalone.py)."""
+    from tests.client.standalone import build_standalone_client
+
+    return build_standalone_client(tmp_path_factory.mktemp("standalone-client"))

@@ -1,10 +1,12 @@
 """End to end: an agent remembers a fact about code, `kenfold refs sync` runs in a real git checkout
 against a real server, and the memory goes stale when the code it names is deleted (issue: code refs).
+
+The `kenfold` command here is the client distribution installed alone into a fresh venv (no Django), as
+on an agent's machine.
 """
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,6 @@ from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 
 pytestmark = pytest.mark.anyio
 PROJECT = "https://github.com/acme/shop.git"
-KENFOLD = str(Path(sys.executable).parent / "kenfold")
 
 BILLING_V1 = '''"""Billing."""
 
@@ -46,9 +47,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
         EmbeddedCluster(home=home).stop()
 
 
-def sync(server: KenfoldServer, directory: Path) -> str:
+@pytest.fixture
+def kenfold(standalone_client: Path) -> str:
+    return str(standalone_client / "kenfold")
+
+
+def sync(kenfold: str, server: KenfoldServer, directory: Path) -> str:
     result = subprocess.run(
-        [KENFOLD, "refs", "sync", "--dir", str(directory), "--url", server.url, "--key-env", "SHOP_KEY"],
+        [kenfold, "refs", "sync", "--dir", str(directory), "--url", server.url, "--key-env", "SHOP_KEY"],
         env={**os.environ, "SHOP_KEY": server.keys["claude-code"]},
         capture_output=True,
         text=True,
@@ -71,7 +77,9 @@ def states(server: KenfoldServer) -> dict[tuple[str, str], str]:
     return {(p, s): state for p, s, state in (line.split("|") for line in out.splitlines() if "|" in line)}
 
 
-async def test_memories_about_code_follow_the_code(server: KenfoldServer, tmp_path: Path) -> None:
+async def test_memories_about_code_follow_the_code(
+    server: KenfoldServer, kenfold: str, tmp_path: Path
+) -> None:
     repo = Repo(tmp_path / "shop")
     repo.git("remote", "add", "origin", "git@github.com:acme/shop.git")
     repo.write("app/billing.py", BILLING_V1)
@@ -95,13 +103,13 @@ async def test_memories_about_code_follow_the_code(server: KenfoldServer, tmp_pa
     assert states(server) == {("app/billing.py", ""): "pending", ("app/billing.py", "charge_card"): "pending"}
 
     # From a subdirectory: the client finds the checkout and the project from its remote.
-    assert "2 current" in sync(server, repo.path / "app")
+    assert "2 current" in sync(kenfold, server, repo.path / "app")
     assert set(states(server).values()) == {"current"}
 
     # An unrelated edit to the file, committed: the file changed, the function did not.
     repo.write("app/billing.py", BILLING_V1 + "\n\ndef refund(amount: int) -> str:\n    return 'refunded'\n")
     repo.commit("refunds")
-    summary = sync(server, repo.path)
+    summary = sync(kenfold, server, repo.path)
     assert "1 current, 1 changed" in summary
     async with mcp_client(server.url, key=key) as agent:
         found = (await call(agent, "recall", query="charge_card charges once per order", project=PROJECT))[
@@ -118,7 +126,7 @@ async def test_memories_about_code_follow_the_code(server: KenfoldServer, tmp_pa
     repo.write("app/extra.py", "VALUE = 2\n")
     async with mcp_client(server.url, key=key) as agent:
         await call(agent, "remember", content="`VALUE` in app/extra.py is the retry budget.", project=PROJECT)
-    sync(server, repo.path)
+    sync(kenfold, server, repo.path)
     assert states(server)[("app/extra.py", "VALUE")] == "pending"
     repo.git("checkout", "--", "app/extra.py")
 
@@ -127,7 +135,7 @@ async def test_memories_about_code_follow_the_code(server: KenfoldServer, tmp_pa
         "app/billing.py", '"""Billing."""\n\n\ndef refund(amount: int) -> str:\n    return "refunded"\n'
     )
     repo.commit("drop charge_card")
-    assert "missing" in sync(server, repo.path)
+    assert "missing" in sync(kenfold, server, repo.path)
     async with mcp_client(server.url, key=key) as agent:
         found = (await call(agent, "recall", query="charge once per order", project=PROJECT))["memories"]
     ids = [m["id"] for m in found]
@@ -142,7 +150,7 @@ async def test_memories_about_code_follow_the_code(server: KenfoldServer, tmp_pa
     old.git("remote", "add", "origin", "git@github.com:acme/shop.git")
     old.git("fetch", "--quiet", str(repo.path), older)
     old.git("checkout", "--quiet", "FETCH_HEAD")
-    sync(server, old.path)
+    sync(kenfold, server, old.path)
     assert states(server) == before
 
 
