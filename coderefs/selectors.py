@@ -11,7 +11,7 @@ from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
 from kenfold_common.coderefs import REF_STATES
-from memories.models import Status
+from memories.models import LIVE_STATUSES
 from memories.schemas import CodeRefView, MemoryView
 
 MAX_TARGETS = 500
@@ -21,7 +21,7 @@ def refs_targets(*, project: str | None) -> TargetsOutput:
     """Distinct targets of the project's live memories: never-checked first, then least recently checked."""
     scope = project_scope(project)
     rows = (
-        CodeRef.objects.filter(scope=scope, memory__status__in=[Status.ACTIVE, Status.PROPOSED])
+        CodeRef.objects.filter(scope=scope, memory__status__in=LIVE_STATUSES)
         .values("path", "symbol", "anchor_commit", "anchor_hash")
         .annotate(last_checked=Min("checked_at"))
         .order_by(F("last_checked").asc(nulls_first=True), "path", "symbol")[:MAX_TARGETS]
@@ -74,7 +74,7 @@ class RefsStatus:
 
 
 def refs_status(*, scope: str | None = None, limit: int = 50) -> RefsStatus:
-    refs = CodeRef.objects.filter(memory__status__in=[Status.ACTIVE, Status.PROPOSED])
+    refs = CodeRef.objects.filter(memory__status__in=LIVE_STATUSES)
     if scope:
         refs = refs.filter(scope=scope)
     counts = dict.fromkeys(REF_STATES, 0)

@@ -39,6 +39,11 @@ class Status(models.TextChoices):
     DELETED = "deleted"
 
 
+# Not retired: served (active) or waiting for the owner (proposed). Such memories deduplicate new writes,
+# get vectors and have their code references checked.
+LIVE_STATUSES = (Status.ACTIVE, Status.PROPOSED)
+
+
 class CodeState(models.TextChoices):
     """What the memory's code references say, worst first; NULL while the code it names still holds."""
 

@@ -22,7 +22,7 @@ from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions, providers, search
 from memories.embedding_store import embed_now
-from memories.models import Memory, MemoryType, Status, Trust
+from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
 
@@ -105,9 +105,7 @@ def _same_content(content: str) -> Exact:
 
 
 def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | None:
-    candidates = Memory.objects.unexpired(clock.now()).filter(
-        scope=scope, status__in=[Status.ACTIVE, Status.PROPOSED]
-    )
+    candidates = Memory.objects.unexpired(clock.now()).filter(scope=scope, status__in=LIVE_STATUSES)
     if type is not None:
         candidates = candidates.filter(type=type)
     return candidates.filter(_same_content(content)).order_by("-created_at", "-id").first()

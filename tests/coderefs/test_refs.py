@@ -5,6 +5,7 @@ import io
 import pytest
 from django.apps import apps
 from django.core.management import call_command
+from django.db import connection
 
 from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
@@ -181,3 +182,91 @@ def test_backfill_migration_extracts_refs_of_older_memories() -> None:
         ("cli/main.py", ""),
         ("cli/main.py", "parse_args"),
     ]
+
+
+def code_state(memory_id: str) -> str | None:
+    return Memory.objects.values_list("code_state", flat=True).get(pk=memory_id)
+
+
+def test_code_state_follows_the_worst_reference_and_clears_when_the_code_comes_back() -> None:
+    memory_id = remember("`charge` and `refund` in app/pay.py keep the ledger balanced.")
+    check(
+        C1,
+        CheckResult(path="app/pay.py", found=True, hash="blob:1"),
+        CheckResult(path="app/pay.py", symbol="charge", found=True, hash="sym:c1"),
+        CheckResult(path="app/pay.py", symbol="refund", found=True, hash="sym:r1"),
+    )
+    assert code_state(memory_id) is None
+    check(C2, CheckResult(path="app/pay.py", anchor_commit=C1, found=True, hash="blob:2"))
+    assert code_state(memory_id) is None, "a changed file alone is not stale"
+    check(C2, CheckResult(path="app/pay.py", symbol="charge", anchor_commit=C1, found=True, hash="sym:c2"))
+    assert code_state(memory_id) == "changed"
+    check(C2, CheckResult(path="app/pay.py", symbol="refund", anchor_commit=C1, found=False))
+    assert code_state(memory_id) == "missing", "gone outranks changed"
+    out = io.StringIO()
+    call_command("memory", "list", "--stale", stdout=out)
+    assert memory_id in out.getvalue()
+
+    # A later checkout where the code is back as it was anchored: nothing is stale any more.
+    check(
+        "c" * 40,
+        CheckResult(path="app/pay.py", symbol="charge", anchor_commit=C1, found=True, hash="sym:c1"),
+        CheckResult(path="app/pay.py", symbol="refund", anchor_commit=C1, found=True, hash="sym:r1"),
+    )
+    assert code_state(memory_id) is None
+    out = io.StringIO()
+    call_command("memory", "list", "--stale", stdout=out)
+    assert memory_id not in out.getvalue()
+    view = selectors.memory_recall(caller=AGENT, query="charge refund ledger", project=REPO).memories[0]
+    assert view.id == memory_id and view.stale is False
+
+
+def test_a_check_of_another_project_leaves_this_projects_code_state_alone() -> None:
+    memory_id = remember("`verify` in app/auth.py checks the token.")
+    check(C1, CheckResult(path="app/auth.py", symbol="verify", found=True, hash="sym:1"))
+    check(C2, CheckResult(path="app/auth.py", symbol="verify", anchor_commit=C1, found=False))
+    assert code_state(memory_id) == "missing"
+    refs_check(
+        caller=SYNC,
+        check=CheckInput(
+            project="github.com/other/repo",
+            commit=C2,
+            results=[
+                CheckResult(path="app/auth.py", symbol="verify", anchor_commit=C1, found=True, hash="sym:1")
+            ],
+        ),
+    )
+    assert code_state(memory_id) == "missing"
+
+
+def test_fill_migration_sets_code_state_of_memories_checked_before_the_column() -> None:
+    changed = Memory.objects.create(type="codebase", scope=SCOPE, content="`a` in x.py.", source_agent="old")
+    missing = Memory.objects.create(type="codebase", scope=SCOPE, content="`b` in y.py.", source_agent="old")
+    file_only = Memory.objects.create(type="codebase", scope=SCOPE, content="See z.py.", source_agent="old")
+    rows = [
+        (changed, "x.py", "a", "changed"),
+        (changed, "x.py", "", "changed"),
+        (missing, "y.py", "b", "changed"),
+        (missing, "y.py", "", "missing"),
+        (file_only, "z.py", "", "changed"),
+    ]
+    CodeRef.objects.filter(memory__in=[changed, missing, file_only]).delete()
+    CodeRef.objects.bulk_create(
+        [
+            CodeRef(
+                memory=m,
+                scope=SCOPE,
+                path=path,
+                symbol=symbol,
+                state=state,
+                anchor_hash="h",
+                anchor_commit=C1,
+            )
+            for m, path, symbol, state in rows
+        ]
+    )
+    Memory.objects.filter(pk__in=[changed.pk, missing.pk, file_only.pk]).update(code_state=None)
+    module = __import__("coderefs.migrations.0003_fill_code_state", fromlist=["FILL"])
+    with connection.cursor() as cursor:
+        cursor.execute(module.FILL)
+    assert [code_state(m.pk) for m in (changed, missing, file_only)] == ["changed", "missing", None]
