@@ -248,8 +248,6 @@ def memory_remember(
             attrs={"type_source": type_source},
             supersedes=previous_summary,
         )
-        if previous_summary is not None:
-            Memory.objects.filter(pk=previous_summary.pk).update(status=Status.SUPERSEDED)
     return _remember_output(memory)
 
 
@@ -302,9 +300,6 @@ def _remember_superseding(
             attrs={"type_source": type_source},
             supersedes=target,
         )
-        # A proposed replacement leaves the old memory serving until the owner approves the new one.
-        if memory.status == Status.ACTIVE:
-            Memory.objects.filter(pk=target.pk).update(status=Status.SUPERSEDED)
     return _remember_output(memory)
 
 
@@ -338,6 +333,10 @@ def _insert(
         created_at=now,
         updated_at=now,
     )
+    # A served replacement retires what it replaces; a proposed one leaves it serving until the owner
+    # approves the new memory (memory_approve retires it then).
+    if supersedes is not None and memory.status == Status.ACTIVE:
+        Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
     extensions.memory_inserted(memory)
     return memory
 
