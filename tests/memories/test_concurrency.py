@@ -9,6 +9,9 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
+from coderefs.models import CodeRef
+from coderefs.schemas import CheckInput, CheckResult
+from coderefs.services import refs_check
 from kenfold.caller import Caller
 from memories import services
 from memories.models import Memory
@@ -101,3 +104,43 @@ def test_explicit_supersede_races_retire_the_target_once() -> None:
     assert len(successes) == 1, "only one replacement can retire the target"
     assert all("no longer active" in str(f) for f in failures)
     assert Memory.objects.filter(status="active").count() == 1
+
+
+def test_parallel_refs_checks_of_one_memory_leave_its_code_state_right() -> None:
+    """Each check recomputes the memory's code_state from every reference: checks of one project must
+    serialize, or each would miss the others' uncommitted changes and the last one would write a state
+    that no longer holds."""
+    symbols = [f"handler_{index}" for index in range(WRITERS)]
+    memory_id = services.memory_remember(
+        caller=Caller(agent="claude-code"),
+        content=f"app/api.py defines {', '.join(f'`{symbol}`' for symbol in symbols)}.",
+        project=REPO,
+    ).id
+    sync = Caller(agent="refs-sync")
+    first, later = "a" * 40, "b" * 40
+
+    def check(commit: str, results: list[CheckResult]) -> Callable[[], object]:
+        return lambda: refs_check(caller=sync, check=CheckInput(project=REPO, commit=commit, results=results))
+
+    anchors = [CheckResult(path="app/api.py", symbol=s, found=True, hash=f"{s}:1") for s in symbols]
+    check(first, anchors)()
+    changed = [
+        CheckResult(path="app/api.py", symbol=s, anchor_commit=first, found=True, hash=f"{s}:2")
+        for s in symbols
+    ]
+    check(later, changed)()
+    assert Memory.objects.get(pk=memory_id).code_state == "changed"
+
+    # Every symbol is back as anchored, each reported by its own client at the same moment.
+    restored = [
+        check(
+            later, [CheckResult(path="app/api.py", symbol=s, anchor_commit=first, found=True, hash=f"{s}:1")]
+        )
+        for s in symbols
+    ]
+    results = in_parallel(restored)
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert set(
+        CodeRef.objects.filter(memory_id=memory_id).exclude(symbol="").values_list("state", flat=True)
+    ) == {"current"}
+    assert Memory.objects.get(pk=memory_id).code_state is None
