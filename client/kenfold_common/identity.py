@@ -8,6 +8,7 @@ these rules (the hook normalizes locally, so remote credentials never leave the 
 """
 
 import re
+import unicodedata
 from collections.abc import Mapping
 
 from kenfold_common.errors import InvalidInput
@@ -41,8 +42,14 @@ _HOW_TO_NAME_A_PROJECT = (
 )
 
 
-def _has_control_characters(value: str) -> bool:
-    return any(ord(char) < 0x20 or ord(char) == 0x7F for char in value)
+# Controls (C0 and C1), format characters (bidi overrides and isolates, zero-width joiners, the byte-order
+# mark), separators other than the space, surrogates, private-use and unassigned code points: invisible or
+# reordering, so two identities that look the same would be two projects.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _has_invisible_characters(value: str) -> bool:
+    return any(unicodedata.category(char) in _INVISIBLE_CATEGORIES for char in value)
 
 
 def _without_scheme(identity: str) -> str:
@@ -89,15 +96,20 @@ def normalize_project(project: str) -> str:
             "project is empty once the scheme, credentials, port and trailing .git are removed; "
             f"{_HOW_TO_NAME_A_PROJECT}, or omit project for user-wide memories"
         )
+    if identity.startswith("/") or not any(char.isalnum() for char in identity):
+        raise InvalidInput(
+            "project has no host or name left once the scheme, credentials, port and trailing .git are "
+            f"removed; {_HOW_TO_NAME_A_PROJECT}"
+        )
     if len(identity) > MAX_PROJECT_LENGTH:
         raise InvalidInput(
             f"project is {len(identity)} characters after normalization, more than the "
             f"{MAX_PROJECT_LENGTH} allowed; {_HOW_TO_NAME_A_PROJECT}"
         )
-    if _has_control_characters(identity):
+    if _has_invisible_characters(identity):
         raise InvalidInput(
-            f"project contains control characters (such as a newline or a tab); remove them and "
-            f"{_HOW_TO_NAME_A_PROJECT}"
+            "project contains control or invisible characters (such as a newline, a tab, a zero-width space "
+            f"or a right-to-left override); remove them and {_HOW_TO_NAME_A_PROJECT}"
         )
     return identity
 
@@ -150,6 +162,6 @@ def parse_session_id(meta: Mapping[str, object] | None) -> str | None:
     if not isinstance(value, str):
         return None
     session_id = value.strip()
-    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or _has_control_characters(session_id):
+    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or _has_invisible_characters(session_id):
         return None
     return session_id

@@ -103,10 +103,37 @@ def test_project_longer_than_256_characters_is_refused() -> None:
         normalize_project("a" * 257)
 
 
-@pytest.mark.parametrize("project", ["my\nproject", "org/re\tpo", "repo\x7f", "a\x00b"])
-def test_project_with_control_characters_is_refused(project: str) -> None:
-    with pytest.raises(InvalidInput, match=r"^project contains control characters \(such as a newline"):
+@pytest.mark.parametrize(
+    "project",
+    [
+        "my\nproject",
+        "org/re\tpo",
+        "repo\x7f",
+        "a\x00b",
+        "github.com/org/\u202erepo",  # right-to-left override
+        "github.com/org/re\u2066po",  # left-to-right isolate
+        "\ufeffgithub.com/org/repo",  # byte-order mark
+        "github.com/org/re\u200bpo",  # zero-width space
+        "github.com/org/re\x85po",  # C1 next line
+        "github.com/org/re\u2028po",  # line separator
+    ],
+)
+def test_project_with_control_or_invisible_characters_is_refused(project: str) -> None:
+    with pytest.raises(InvalidInput, match=r"^project contains control or invisible characters") as caught:
         normalize_project(project)
+    assert project.strip() not in str(caught.value), "the value is never echoed"
+
+
+@pytest.mark.parametrize("project", ["::", ":/", "git@:", "/:", "https://:8080/", "@:/", "-"])
+def test_project_with_no_host_or_name_left_is_refused(project: str) -> None:
+    with pytest.raises(
+        InvalidInput, match=r"^project (has no host or name left|is empty|.* is a local path)"
+    ):
+        normalize_project(project)
+
+
+def test_non_latin_project_names_are_kept() -> None:
+    assert normalize_project("결제-서비스") == "결제-서비스"
 
 
 def test_surrounding_newline_from_a_shell_is_trimmed_not_refused() -> None:
