@@ -8,6 +8,7 @@ the tools' manual, so they are written for the model that reads them.
 import json
 import logging
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
@@ -51,8 +52,18 @@ ReadProject = Annotated[
     str | None,
     Field(description=f"{_PROJECT} User-wide memories are always included; omit project to read only those."),
 ]
-TTL_ONE_YEAR = 365 * 24 * 3600
-TTL_THIRTY_DAYS = 30 * 24 * 3600
+
+
+def _seconds(duration: timedelta) -> int:
+    return int(duration.total_seconds())
+
+
+def _in_words(duration: timedelta) -> str:
+    """A TTL limit as the descriptions say it: "7 days", or "one year" for whole years."""
+    years, rest = divmod(duration.days, 365)
+    if rest or not years:
+        return f"{duration.days} days"
+    return "one year" if years == 1 else f"{years} years"
 
 
 def tool_error(message: str) -> CallToolResult:
@@ -124,7 +135,12 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         project: ReadProject = None,
         budget_tokens: Annotated[
             int | None,
-            Field(ge=0, description="Token budget for the whole answer: default 2000, clamped to 200-32000."),
+            Field(
+                ge=0,
+                description="Token budget for the whole answer: "
+                f"default {selectors.DEFAULT_BUDGET_TOKENS}, "
+                f"clamped to {selectors.MIN_BUDGET_TOKENS}-{selectors.MAX_BUDGET_TOKENS}.",
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
@@ -158,7 +174,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
                 max_length=services.MAX_CONTENT_CHARS,
                 description="One self-contained statement that makes sense without this conversation, "
                 "e.g. 'The API paginates with cursors; offset pagination was removed in v2'. "
-                "At most 8000 characters. Never include secrets (keys, tokens, passwords).",
+                f"At most {services.MAX_CONTENT_CHARS} characters. Never include secrets (keys, tokens, "
+                "passwords).",
             ),
         ],
         type: Annotated[
@@ -184,9 +201,9 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             int | None,
             Field(
                 ge=0,
-                le=TTL_ONE_YEAR,
-                description="Seconds until the memory expires, at most one year. Required for type "
-                "temporary; omit for durable memories.",
+                le=_seconds(services.MAX_TTL),
+                description=f"Seconds until the memory expires, at most {_in_words(services.MAX_TTL)}. "
+                "Required for type temporary; omit for durable memories.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RememberOutput]:
@@ -220,7 +237,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             str,
             Field(
                 min_length=1,
-                description="What you are looking for, in natural language (cut to 2000 characters).",
+                description="What you are looking for, in natural language "
+                f"(cut to {selectors.MAX_QUERY_CHARS} characters).",
             ),
         ],
         types: Annotated[
@@ -229,7 +247,11 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         project: ReadProject = None,
         limit: Annotated[
             int | None,
-            Field(ge=1, le=selectors.MAX_LIMIT, description="At most this many memories (default 10)."),
+            Field(
+                ge=1,
+                le=selectors.MAX_LIMIT,
+                description=f"At most this many memories (default {selectors.DEFAULT_LIMIT}).",
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, RecallOutput]:
         """Search memory in natural language for what this or other agents learned in earlier sessions.
@@ -258,14 +280,16 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             Field(
                 min_length=1,
                 max_length=services.MAX_CONTENT_CHARS,
-                description="What was done and the current state, at most 8000 characters. No secrets.",
+                description="What was done and the current state, "
+                f"at most {services.MAX_CONTENT_CHARS} characters. No secrets.",
             ),
         ],
         next_steps: Annotated[
             list[Annotated[str, Field(max_length=services.MAX_STEP_CHARS)]] | None,
             Field(
                 max_length=services.MAX_NEXT_STEPS,
-                description="Concrete steps for whoever continues: at most 20, each at most 1000 characters.",
+                description=f"Concrete steps for whoever continues: at most {services.MAX_NEXT_STEPS}, "
+                f"each at most {services.MAX_STEP_CHARS} characters.",
             ),
         ] = None,
         project: Project = None,
@@ -273,8 +297,10 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             int | None,
             Field(
                 ge=0,
-                le=TTL_THIRTY_DAYS,
-                description="Seconds until the handoff expires: default 7 days, at most 30 days.",
+                le=_seconds(services.HANDOFF_MAX_TTL),
+                description="Seconds until the handoff expires: "
+                f"default {_in_words(services.HANDOFF_DEFAULT_TTL)}, "
+                f"at most {_in_words(services.HANDOFF_MAX_TTL)}.",
             ),
         ] = None,
     ) -> Annotated[CallToolResult, HandoffOutput]:
@@ -321,7 +347,10 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         ],
         reason: Annotated[
             str | None,
-            Field(description="Why it is forgotten, for the audit trail (cut to 1000 characters)."),
+            Field(
+                description="Why it is forgotten, for the audit trail "
+                f"(cut to {services.MAX_REASON_CHARS} characters)."
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, ForgetOutput]:
         """Delete a memory that is wrong or no longer useful. It is kept for audit but never served again.

@@ -5,12 +5,14 @@ so search is full-text only), then authentication and the transport's protection
 """
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
 from mcp import MCPError
 
 from kenfold.http_guard import AUTH_CHECK_FAILED
+from memories import selectors, services
 
 from .support import (
     AGENT_A,
@@ -323,6 +325,41 @@ async def test_the_server_describes_itself_and_its_six_tools(server: KenfoldServ
     memory_types = ["semantic", "episodic", "project", "preference", "codebase", "temporary"]
     assert schemas["remember"]["properties"]["type"]["anyOf"][0]["enum"] == memory_types
     assert schemas["recall"]["properties"]["types"]["anyOf"][0]["items"]["enum"] == memory_types
+
+
+def _nullable(spec: dict[str, Any]) -> dict[str, Any]:
+    """The non-null branch of an optional parameter's schema."""
+    [value] = [branch for branch in spec["anyOf"] if branch["type"] != "null"]
+    return value
+
+
+async def test_published_limits_are_the_services_limits(server: KenfoldServer) -> None:
+    """Agents read the limits in the schema and in the descriptions; both must be what the services enforce."""
+    async with mcp_client(server.url, key=server.keys[AGENT_A]) as client:
+        tools = {tool.name: tool.input_schema["properties"] for tool in (await client.list_tools()).tools}
+    remember, handoff, recall = tools["remember"], tools["handoff"], tools["recall"]
+    assert remember["content"]["maxLength"] == handoff["summary"]["maxLength"] == services.MAX_CONTENT_CHARS
+    assert _nullable(remember["ttl_seconds"])["maximum"] == services.MAX_TTL.total_seconds()
+    assert _nullable(handoff["ttl_seconds"])["maximum"] == services.HANDOFF_MAX_TTL.total_seconds()
+    steps = _nullable(handoff["next_steps"])
+    assert (steps["maxItems"], steps["items"]["maxLength"]) == (
+        services.MAX_NEXT_STEPS,
+        services.MAX_STEP_CHARS,
+    )
+    assert _nullable(recall["limit"])["maximum"] == selectors.MAX_LIMIT
+
+    def said(tool: str, parameter: str, *numbers: object) -> bool:
+        return all(str(number) in tools[tool][parameter]["description"] for number in numbers)
+
+    assert said("remember", "content", services.MAX_CONTENT_CHARS)
+    assert said("handoff", "summary", services.MAX_CONTENT_CHARS)
+    assert said("handoff", "next_steps", services.MAX_NEXT_STEPS, services.MAX_STEP_CHARS)
+    assert said("handoff", "ttl_seconds", services.HANDOFF_DEFAULT_TTL.days, services.HANDOFF_MAX_TTL.days)
+    assert said("recall", "query", selectors.MAX_QUERY_CHARS)
+    assert said("recall", "limit", selectors.DEFAULT_LIMIT)
+    assert said("forget", "reason", services.MAX_REASON_CHARS)
+    budgets = (selectors.DEFAULT_BUDGET_TOKENS, selectors.MIN_BUDGET_TOKENS, selectors.MAX_BUDGET_TOKENS)
+    assert said("get_context", "budget_tokens", *budgets)
 
 
 def test_only_post_is_allowed_on_the_mcp_endpoint(server: KenfoldServer) -> None:
