@@ -1,13 +1,13 @@
 """`manage.py refs status [--scope S] [--limit N]`: code references by state and the stale memories."""
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from coderefs.selectors import refs_status
-from kenfold_common.errors import KenfoldError
+from kenfold.management.base import KenfoldCommand
 from kenfold_common.identity import scope_from_owner
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = "Report code references by state and list memories whose referenced code changed or went."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -18,12 +18,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         scope = options["scope"]
-        try:
-            if scope:
-                scope = scope_from_owner(str(scope))
-            report = refs_status(scope=scope, limit=int(options["limit"]))
-        except KenfoldError as exc:
-            raise CommandError(str(exc)) from None
+        if scope:
+            scope = scope_from_owner(str(scope))
+        report = refs_status(scope=scope, limit=int(options["limit"]))
         self.stdout.write(", ".join(f"{count} {state}" for state, count in report.counts.items()))
         if not report.stale:
             self.stdout.write("No stale memories.")

@@ -5,15 +5,16 @@ stdout carries the protocol and nothing else: logs go to stderr (settings.LOGGIN
 """
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 
+from kenfold.management.base import KenfoldCommand
 from kenfold.mcp.server import build_server
 from kenfold.mcp.transports import stdio_request_scope
 from kenfold.schema import schema_is_current
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = (
         "Serve the MCP tools over stdio. Writes are attributed to KENFOLD_AGENT, else to the client's "
         "name, else to `unknown`."

@@ -10,11 +10,12 @@ import time
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 from django.utils import timezone
 from django_q.models import Schedule
 
+from kenfold.management.base import KenfoldCommand
 from kenfold.schema import schema_is_current
 from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
@@ -22,7 +23,7 @@ from memories.tasks import BACKFILL_TASK
 WORKER_RESTART_DELAY = 5
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = "Serve Kenfold (MCP, REST, health) on KENFOLD_HTTP_ADDR with gunicorn."
     requires_system_checks: list[str] = []
 

@@ -1,12 +1,14 @@
 """`manage.py key create <agent> [--read-only] | list [--all] | revoke <id|prefix>`."""
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from datetime import datetime
 
-from kenfold_common.errors import KenfoldError
+from django.core.management.base import CommandParser
+
+from kenfold.management.base import KenfoldCommand
 from memories import keys
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = "Create, list and revoke the API keys agents use to reach Kenfold."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -20,10 +22,7 @@ class Command(BaseCommand):
         revoke.add_argument("ident", help="key id or prefix as shown by `key list`")
 
     def handle(self, *args: object, **options: object) -> None:
-        try:
-            getattr(self, f"_{options['action']}")(options)
-        except KenfoldError as exc:
-            raise CommandError(str(exc)) from None
+        getattr(self, f"_{options['action']}")(options)
 
     def _create(self, options: dict) -> None:
         key, raw = keys.api_key_create(agent=options["agent"], read_only=options["read_only"])
@@ -52,5 +51,5 @@ class Command(BaseCommand):
         self.stdout.write(f"Revoked key {key.prefix}… (id {key.id}) of agent {key.agent}.")
 
 
-def _when(value: object) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value else "-"  # type: ignore[attr-defined]
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "-"

@@ -1,14 +1,15 @@
 """`manage.py memory list|approve|reject|forget`: what the owner does that agents cannot."""
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kenfold.caller import Caller
+from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
 from memories import selectors, services
 from memories.models import MemoryType, Status
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = "Review and manage memories: list, approve or reject proposals, forget."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -36,27 +37,21 @@ class Command(BaseCommand):
         if action == "list":
             self._list(options)
         elif action == "forget":
-            try:
-                result = services.memory_forget(
-                    caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
-                )
-            except KenfoldError as exc:
-                raise CommandError(str(exc)) from None
+            result = services.memory_forget(
+                caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
+            )
             self.stdout.write(f"{result.id} {result.status}")
         else:
             self._decide(action, options)
 
     def _list(self, options: dict) -> None:
-        try:
-            rows = selectors.memory_list(
-                status=options["status"],
-                type=options["type"],
-                scope=options["scope"],
-                stale=options["stale"],
-                limit=options["limit"],
-            )
-        except KenfoldError as exc:
-            raise CommandError(str(exc)) from None
+        rows = selectors.memory_list(
+            status=options["status"],
+            type=options["type"],
+            scope=options["scope"],
+            stale=options["stale"],
+            limit=options["limit"],
+        )
         self.stdout.write(
             f"{'ID':36}  {'STATUS':10}  {'TYPE':10}  {'TRUST':8}  {'AGENT':16}  SCOPE / CONTENT"
         )

@@ -2,14 +2,14 @@
 
 import sys
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from kenfold.management.base import KenfoldCommand
 from memories import providers
 from memories.embedding_store import DEFAULT_BATCH, backfill
-from memories.embeddings import EmbeddingError
 
 
-class Command(BaseCommand):
+class Command(KenfoldCommand):
     help = "Embed memories that have no vector of the configured model (after a model switch, an outage)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,10 +29,7 @@ class Command(BaseCommand):
             sys.stderr.flush()
 
         for embedder in embedders:
-            try:
-                report = backfill(embedder=embedder, batch=int(options["batch"]), progress=progress)
-            except EmbeddingError as exc:
-                raise CommandError(str(exc)) from None
+            report = backfill(embedder=embedder, batch=int(options["batch"]), progress=progress)
             sys.stderr.write("\n")
             self.stdout.write(
                 f"Embedded {report.embedded} memories with {embedder.name}; {report.failed} failed "
