@@ -682,7 +682,7 @@ def connect(home: Path) -> Any:
     from kenfold.embedded_db import EmbeddedCluster
 
     conninfo = EmbeddedCluster(home=home, durable=False).superuser_conninfo("kenfold")
-    return psycopg.connect(**conninfo, autocommit=True)  # type: ignore[arg-type]
+    return psycopg.connect(**conninfo, autocommit=True)
 
 
 def bulk_load(

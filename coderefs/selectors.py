@@ -51,7 +51,7 @@ def attach_code_refs(views: list[MemoryView]) -> None:
             CodeRefView(
                 path=ref.path or None,
                 symbol=ref.symbol or None,
-                state=ref.state,  # type: ignore[arg-type]
+                state=ref.state,
                 checked_commit=ref.checked_commit[:12] if ref.checked_commit else None,
             )
             for ref in sorted(own, key=lambda r: (r.path, r.symbol))

@@ -352,7 +352,7 @@ class EmbeddedCluster:
             start_new_session=True,
             check=False,
             timeout=_START_TIMEOUT_S + 30,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         if result.returncode != 0:
             output = result.stdout.decode(errors="replace").strip()

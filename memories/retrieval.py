@@ -148,7 +148,7 @@ def _vector_ranking(
     return [memory_id for memory_id, _distance in nearest]
 
 
-def _vector_ranking_in_thread(**arguments) -> list[UUID] | None:  # type: ignore[no-untyped-def]
+def _vector_ranking_in_thread(**arguments) -> list[UUID] | None:
     try:
         return _vector_ranking(**arguments)
     finally:
@@ -293,7 +293,7 @@ def _expand_graph(
 
 def _rerank(
     reranker, query: str, candidates: dict[UUID, _Candidate], rows: dict, *, top: int, timeout: float
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     ordered = sorted(candidates.values(), key=lambda c: -c.score)
     head = [c for c in ordered if c.memory_id in rows][:top]
     try:

@@ -7,7 +7,7 @@ from coderefs.extract import refs_for_memory
 BATCH = 500
 
 
-def backfill(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def backfill(apps, schema_editor) -> None:
     Memory = apps.get_model("memories", "Memory")
     CodeRef = apps.get_model("coderefs", "CodeRef")
     candidates = Memory.objects.filter(

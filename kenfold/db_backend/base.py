@@ -5,6 +5,6 @@ from django.db.backends.postgresql import base
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    def get_new_connection(self, conn_params):  # type: ignore[no-untyped-def]
+    def get_new_connection(self, conn_params):
         settings.EMBEDDED_CLUSTER.ensure_started_once()
         return super().get_new_connection(conn_params)

@@ -16,7 +16,7 @@ RETURN lower(regexp_replace(btrim(regexp_replace(content, '\s+', ' ', 'g'), ' ')
 """
 
 
-def create_extensions(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def create_extensions(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         for name in REQUIRED_EXTENSIONS:
             cursor.execute("SELECT 1 FROM pg_extension WHERE extname = %s", [name])

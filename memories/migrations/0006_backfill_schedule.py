@@ -6,7 +6,7 @@ from django.utils import timezone
 TASK = "memories.tasks.embeddings_backfill"
 
 
-def schedule(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def schedule(apps, schema_editor) -> None:
     Schedule = apps.get_model("django_q", "Schedule")
     Schedule.objects.update_or_create(
         name="embedding backfill",
@@ -20,7 +20,7 @@ def schedule(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def unschedule(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def unschedule(apps, schema_editor) -> None:
     apps.get_model("django_q", "Schedule").objects.filter(name="embedding backfill").delete()
 
 

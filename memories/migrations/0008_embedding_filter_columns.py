@@ -86,7 +86,7 @@ ALTER TABLE memory_embedding
 """
 
 
-def fill_existing_rows(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
+def fill_existing_rows(apps, schema_editor) -> None:
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
             """

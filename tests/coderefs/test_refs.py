@@ -26,7 +26,7 @@ C1, C2 = "a" * 40, "b" * 40
 
 
 def remember(content: str, **kwargs: object) -> str:
-    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id  # type: ignore[arg-type]
+    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
 
 
 def check(commit: str, *results: CheckResult) -> dict:

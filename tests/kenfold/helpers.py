@@ -74,7 +74,7 @@ def running(argv: list[str], *, env: dict[str, str], ready_url: str) -> Iterator
         text=True,
         start_new_session=True,
     )
-    proc.log_path = log.name  # type: ignore[attr-defined]
+    proc.log_path = log.name
     try:
         wait_for_http(ready_url)
         yield proc
@@ -89,4 +89,4 @@ def running(argv: list[str], *, env: dict[str, str], ready_url: str) -> Iterator
 
 
 def server_output(proc: subprocess.Popen[str]) -> str:
-    return Path(proc.log_path).read_text()  # type: ignore[attr-defined]
+    return Path(proc.log_path).read_text()

@@ -47,7 +47,7 @@ def test_every_variable_is_in_env_example_and_readme() -> None:
         (lambda: env.env_addr("KENFOLD_X", "127.0.0.1:1"), "127.0.0.1:99999", "between 1 and 65535"),
     ],
 )
-def test_bad_values_fail_loudly(monkeypatch: pytest.MonkeyPatch, reader, value: str, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_values_fail_loudly(monkeypatch: pytest.MonkeyPatch, reader, value: str, message: str) -> None:
     monkeypatch.setenv("KENFOLD_X", value)
     with pytest.raises(env.ConfigError, match=message):
         reader()

@@ -274,7 +274,7 @@ def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
 
 
 def http_embedder(url: str, **options: object) -> OpenAICompatibleEmbedder:
-    return OpenAICompatibleEmbedder(url=f"{url}/v1", model="fake-embed", **options)  # type: ignore[arg-type]
+    return OpenAICompatibleEmbedder(url=f"{url}/v1", model="fake-embed", **options)
 
 
 def test_http_batches_of_32_in_order() -> None:
@@ -331,7 +331,7 @@ def tampered(change: object) -> object:
 
     def handler(received: Received) -> Reply:
         reply = openai_embeddings(received, dimensions=4)
-        change(reply.json["data"])  # type: ignore[operator]
+        change(reply.json["data"])
         return reply
 
     return handler
@@ -358,7 +358,7 @@ def tampered(change: object) -> object:
     ],
 )
 def test_http_bad_answers_are_clear_errors(handler: object, message: str) -> None:
-    with provider_server(handler) as server, pytest.raises(EmbeddingError, match=message):  # type: ignore[arg-type]
+    with provider_server(handler) as server, pytest.raises(EmbeddingError, match=message):
         http_embedder(server.url).embed([QUERY, UNRELATED, PARAPHRASE], timeout=10)
 
 

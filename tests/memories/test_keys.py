@@ -77,7 +77,7 @@ def test_unknown_key_reference_is_reported() -> None:
         run("revoke", "hello")
 
 
-def test_malformed_tokens_are_refused_without_a_database_query(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_tokens_are_refused_without_a_database_query(django_assert_num_queries) -> None:
     with django_assert_num_queries(0):
         for token in ["", "kf_short", "Bearer kf_x", "kfa_" + "a" * 43, "kf_" + "a" * 42 + "!"]:
             with pytest.raises(AuthenticationFailed):

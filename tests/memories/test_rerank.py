@@ -22,7 +22,7 @@ def sigmoid(logit: float) -> float:
 
 
 def rerank(url: str, documents: list[str] = DOCUMENTS, **options: object) -> list[float]:
-    return Reranker(url=f"{url}/v1", **options).rerank("how do we avoid charging twice", documents)  # type: ignore[arg-type]
+    return Reranker(url=f"{url}/v1", **options).rerank("how do we avoid charging twice", documents)
 
 
 def ranked(scores: list[float], key: str = "relevance_score") -> list[dict[str, object]]:

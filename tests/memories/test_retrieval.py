@@ -52,7 +52,7 @@ def embedding_server() -> Iterator[ProviderServer]:
 
 
 def remember(content: str, **kwargs: object) -> str:
-    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id  # type: ignore[arg-type]
+    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
 
 
 def recall(query: str, **options: object) -> list[str]:
@@ -66,7 +66,7 @@ def use_embedder(configure: Callable[..., None], url: str, name: str = "fake-emb
     configure(KENFOLD_EMBED_URL=url, KENFOLD_EMBED_MODEL="fake", KENFOLD_EMBED_NAME=name, KENFOLD_EMBED=None)
 
 
-def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], settings) -> None:  # type: ignore[no-untyped-def]
+def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], settings) -> None:
     with embedding_server() as server:
         use_embedder(configure, server.url)
         target = remember(IDEMPOTENT)
@@ -248,7 +248,7 @@ def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
 
 def test_full_text_search_adds_the_words_of_its_best_matches(
     configure: Callable[..., None], settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Without vectors (KENFOLD_EMBED=off) a second lexical search with the best match's other words
     (pseudo-relevance feedback) finds a memory that shares none of the question's words."""
     configure(KENFOLD_EMBED="off")
@@ -329,7 +329,7 @@ def test_rerank_failure_keeps_the_first_stage_order(configure: Callable[..., Non
 
 def test_rerank_timeout_is_bounded_and_keeps_the_first_stage_order(
     configure: Callable[..., None], settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     configure(KENFOLD_EMBED="off")
     first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
     second = remember("Webhook signatures are verified.")

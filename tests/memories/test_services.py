@@ -22,12 +22,12 @@ FAKE_AWS_KEY = "AKIA" + "Q7ZL" * 4
 
 def remember(content: str, **kwargs: object) -> services.RememberOutput:
     kwargs.setdefault("caller", CLAUDE)
-    return services.memory_remember(content=content, **kwargs)  # type: ignore[arg-type]
+    return services.memory_remember(content=content, **kwargs)
 
 
 def recall_ids(query: str, **kwargs: object) -> list[str]:
     kwargs.setdefault("caller", CODEX)
-    return [m.id for m in selectors.memory_recall(query=query, **kwargs).memories]  # type: ignore[arg-type]
+    return [m.id for m in selectors.memory_recall(query=query, **kwargs).memories]
 
 
 # --- remember ---------------------------------------------------------------------------------------
