@@ -236,11 +236,40 @@ def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types() -> 
         recall_ids("x", types=["opinion"])
 
 
-@pytest.mark.parametrize("query", ["!!!", "a & b | !c", "'); DROP TABLE memory; --", "(((", "웹훅", "*:"])
-def test_hostile_or_odd_queries_are_safe(query: str) -> None:
-    remember("웹훅 서명은 검증한다.", project=REPO)
-    selectors.memory_recall(caller=CODEX, query=query, project=REPO)
-    assert Memory.objects.count() == 1
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # Query syntax (tsquery operators, SQL, LIKE wildcards) is text: only its words are searched.
+        ("!!!", []),
+        ("(((", []),
+        ("*:", []),
+        ("<->", []),
+        ("\\", []),
+        ("%", []),
+        ("_", []),
+        ("a & b | !c", []),
+        ("' OR 1=1 --", []),
+        ("'); DROP TABLE memory; --", ["migration"]),
+        ("drop:* & table", ["migration"]),
+        ("signature:A", ["webhook"]),
+        ("웹훅", ["korean"]),
+        ("웹훅:*", ["korean"]),
+    ],
+)
+def test_hostile_or_odd_queries_are_safe(query: str, expected: list[str]) -> None:
+    ids = {
+        "korean": remember("웹훅 서명은 검증한다.", project=REPO).id,
+        "migration": remember("Never DROP a TABLE in a migration; rename the column first.", project=REPO).id,
+        "webhook": remember("Webhook signatures are checked with HMAC-SHA256.", project=REPO).id,
+    }
+    before = list(Memory.objects.order_by("id").values())
+    # The words alone decide the lexical ranking; vectors would add neighbours whatever the query is.
+    lexical = selectors.memory_recall(
+        caller=CODEX, query=query, project=REPO, options=selectors.SearchOptions(vectors=False)
+    ).memories
+    assert [m.id for m in lexical] == [ids[name] for name in expected]
+    assert {ids[name] for name in expected} <= set(recall_ids(query, project=REPO))
+    assert list(Memory.objects.order_by("id").values()) == before
 
 
 def test_recall_limits_and_empty_query() -> None:
