@@ -8,10 +8,10 @@ these rules (the hook normalizes locally, so remote credentials never leave the 
 """
 
 import re
-import unicodedata
 from collections.abc import Mapping
 
 from kenfold_common.errors import InvalidInput
+from kenfold_common.text import has_invisible
 
 USER_SCOPE = "user"
 PROJECT_SCOPE_PREFIX = "project:"
@@ -40,16 +40,6 @@ _NUMERIC_PORT_RE = re.compile(r":[0-9]+$")
 _HOW_TO_NAME_A_PROJECT = (
     "pass the repository's git remote URL (for example git@github.com:org/repo.git) or a short project name"
 )
-
-
-# Controls (C0 and C1), format characters (bidi overrides and isolates, zero-width joiners, the byte-order
-# mark), separators other than the space, surrogates, private-use and unassigned code points: invisible or
-# reordering, so two identities that look the same would be two projects.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def _has_invisible_characters(value: str) -> bool:
-    return any(unicodedata.category(char) in _INVISIBLE_CATEGORIES for char in value)
 
 
 def _without_scheme(identity: str) -> str:
@@ -106,7 +96,8 @@ def normalize_project(project: str) -> str:
             f"project is {len(identity)} characters after normalization, more than the "
             f"{MAX_PROJECT_LENGTH} allowed; {_HOW_TO_NAME_A_PROJECT}"
         )
-    if _has_invisible_characters(identity):
+    # Invisible or reordering characters would make two identities that look the same two projects.
+    if has_invisible(identity):
         raise InvalidInput(
             "project contains control or invisible characters (such as a newline, a tab, a zero-width space "
             f"or a right-to-left override); remove them and {_HOW_TO_NAME_A_PROJECT}"
@@ -162,6 +153,6 @@ def parse_session_id(meta: Mapping[str, object] | None) -> str | None:
     if not isinstance(value, str):
         return None
     session_id = value.strip()
-    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or _has_invisible_characters(session_id):
+    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or has_invisible(session_id):
         return None
     return session_id
