@@ -18,6 +18,7 @@ from kenfold_client.http import (
     read_api_key,
 )
 from kenfold_client.refs import refs_sync
+from kenfold_common.text import for_terminal
 
 # Run by hand or from a git hook, the sync may take longer than a session hook's 2 s: enough for the
 # fetch and the report at their full HTTP timeout, with checking in between.
@@ -59,10 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with KenfoldApi(mcp_url=mcp_url, api_key=api_key) as api:
             outcome = refs_sync(directory=arguments.dir, api=api, budget_seconds=SYNC_BUDGET_SECONDS)
     except ClientError as error:
-        print(f"kenfold: error: {error}", file=sys.stderr)
+        # Errors and summaries carry text from the server and from git: escaped before they reach a terminal.
+        print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)
         return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILURE
     if not arguments.quiet:
-        print(outcome.summary)
+        print(for_terminal(outcome.summary))
     return 0
 
 
