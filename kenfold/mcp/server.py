@@ -14,8 +14,9 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from kenfold import __version__
 from kenfold.auth import authenticated_caller, local_caller
@@ -99,13 +100,74 @@ async def run_service(tool: str, service: Callable[..., BaseModel], /, **argumen
     )
 
 
+# What a field's value is for, so that a "too long" error can say what to do instead.
+_TOO_LONG_ADVICE = {
+    "content": "split it into smaller memories, one self-contained fact each",
+    "summary": "summarize; details belong in remember",
+    "next_steps": "keep each step short; details belong in remember",
+}
+
+
+def _argument_problem(error: Any) -> str:
+    """One rejected argument in plain words, from pydantic's error type and constraints (never the value)."""
+    path = [str(part) for part in error["loc"]]
+    field = path[0] if path else "arguments"
+    where = "`" + "".join(part if index == 0 else f"[{part}]" for index, part in enumerate(path)) + "`"
+    kind, limits = error["type"], error.get("ctx") or {}
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "string_too_long":
+        advice = _TOO_LONG_ADVICE.get(field)
+        return f"{where} is longer than {limits['max_length']} characters" + (f": {advice}" if advice else "")
+    if kind == "string_too_short":
+        return f"{where} must not be empty"
+    if kind == "too_long":
+        return f"{where} has more than {limits['max_length']} items"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"{where} must be at least {limits.get('ge', limits.get('gt'))}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"{where} must be at most {limits.get('le', limits.get('lt'))}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"{where} must be a whole number"
+    if kind in ("string_type", "string_unicode"):
+        return f"{where} must be a string"
+    if kind == "list_type":
+        return f"{where} must be a list"
+    if kind == "literal_error":
+        return f"{where} must be one of {limits['expected']}"
+    if kind == "extra_forbidden":
+        return f"{where} is not an argument of this tool"
+    # pydantic's own message names the constraint, not the input (the input is in error["input"]).
+    return f"{where} is not valid: {error['msg']}"
+
+
+class KenfoldMCPServer(MCPServer):
+    """The SDK's server, with argument errors written per field for the model that reads them.
+
+    The SDK reports a schema violation as pydantic's text, which repeats the rejected value
+    ("input_value=..."): an over-long memory holding a secret would come back to the model verbatim.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # Only the caller's arguments: a result that fails its output schema is our bug (unexpected).
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                _argument_problem(error) for error in exc.__cause__.errors(include_input=False)
+            )
+            raise ToolError(f"{name}: {problems}") from exc.__cause__
+
+
 def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
     """The Kenfold MCP server.
 
     `agent` names the caller of a connection without credentials (KENFOLD_AGENT for stdio); requests the
     HTTP guard authenticated are always attributed to their API key's agent.
     """
-    mcp = MCPServer(
+    mcp = KenfoldMCPServer(
         "kenfold",
         title="Kenfold",
         version=__version__,

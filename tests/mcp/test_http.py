@@ -177,7 +177,25 @@ async def test_bad_input_gets_an_actionable_error_and_changes_nothing(
         assert "is a local path" in message and "git remote URL" in message
 
         message = await call_error(agent, "recall", query="linting", limit=500)
-        assert "limit" in message, "schema validation rejects out-of-range arguments before the service"
+        assert message == "recall: `limit` must be at most 50", "per field, in plain words"
+
+        # An over-long memory carrying a secret: the schema refuses it, and the error never repeats it.
+        long_secret = f"Deploy notes with token {token} " + "x" * 8000
+        message = await call_error(agent, "remember", content=long_secret, project=project)
+        assert message == (
+            "remember: `content` is longer than 8000 characters: split it into smaller memories, "
+            "one self-contained fact each"
+        )
+        message = await call_error(agent, "recall", query="x", types=["semantic", "secretive"], limit=0)
+        assert (
+            message.startswith("recall: `types[1]` must be one of ")
+            and "`limit` must be at least 1" in message
+        )
+        assert "secretive" not in message, "the rejected value is never repeated"
+        message = await call_error(agent, "handoff", summary="", next_steps=["a"] * 21)
+        assert message == "handoff: `summary` must not be empty; `next_steps` has more than 20 items"
+        message = await call_error(agent, "forget")
+        assert message == "forget: `id` is required"
 
         assert await recall_ids(agent, "deploy token ruff linting", project=project) == []
 
