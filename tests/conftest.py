@@ -1,10 +1,14 @@
 """Shared fixtures. The suite runs against a throwaway embedded cluster set up by scripts/test.sh."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from pytest_django.fixtures import Settings
+
+from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,3 +29,22 @@ def standalone_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.client.standalone import build_standalone_client
 
     return build_standalone_client(tmp_path_factory.mktemp("standalone-client"))
+
+
+@pytest.fixture
+def provider_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Callable[..., None]:
+    """Set KENFOLD_* provider variables as a user would (None unsets one), and rebuild settings.EMBEDDING,
+    RERANK and CHAT from them with the functions kenfold.settings uses; the providers follow the settings.
+    Both are restored after the test."""
+
+    def apply(**variables: str | None) -> None:
+        for name, value in variables.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        settings.EMBEDDING = embedding_from_env()
+        settings.RERANK = rerank_from_env()
+        settings.CHAT = chat_from_env()
+
+    return apply

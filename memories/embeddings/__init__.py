@@ -30,8 +30,6 @@ from memories.embeddings.endpoint import ProviderError, seconds
 # Spec §1.8: long inputs are cut before they reach any model; a blank input would be refused by some
 # providers and means nothing anyway, so it is sent as one space.
 MAX_INPUT_CHARS = 6000
-# pgvector's vector type holds at most 16,000 dimensions.
-MAX_DIMENSIONS = 16_000
 
 
 class EmbeddingError(ProviderError):

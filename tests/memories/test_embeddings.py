@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
+from kenfold.provider_settings import embedding_from_env
 from kenfold_common.env import ConfigError
 from memories.embeddings import (
     MAX_INPUT_CHARS,
@@ -462,9 +463,14 @@ def test_fake_embedding_matches_synonyms_by_vector_alone() -> None:
 # --- configuration ----------------------------------------------------------------------------------
 
 
+def embedders_from_env() -> list[Embedder]:
+    """The embedders the KENFOLD_EMBED* variables describe, parsed as kenfold.settings parses them."""
+    return embedders_from_settings(embedding=embedding_from_env())
+
+
 def embedder_from_settings() -> Embedder | None:
     """The primary embedder the settings describe (the one whose vectors find similar memories)."""
-    embedders = embedders_from_settings()
+    embedders = embedders_from_env()
     return embedders[0] if embedders else None
 
 
@@ -494,15 +500,15 @@ def test_settings_local_multilingual_selects_the_use_model(env: pytest.MonkeyPat
 
 
 def test_settings_local_runs_both_local_models_minilm_first(env: pytest.MonkeyPatch) -> None:
-    embedders = embedders_from_settings()
+    embedders = embedders_from_env()
     assert [type(e) for e in embedders] == [LocalMiniLMEmbedder, LocalUSEEmbedder], "the default"
     assert isinstance(embedder_from_settings(), LocalMiniLMEmbedder), "MiniLM is the primary model"
     env.setenv("KENFOLD_EMBED", "local")
-    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
+    assert [type(e) for e in embedders_from_env()] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
     env.setenv("KENFOLD_EMBED", "local-english")
-    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder]
+    assert [type(e) for e in embedders_from_env()] == [LocalMiniLMEmbedder]
     env.setenv("KENFOLD_EMBED", "off")
-    assert embedders_from_settings() == []
+    assert embedders_from_env() == []
 
 
 def test_settings_with_a_url_use_the_http_provider(env: pytest.MonkeyPatch) -> None:
@@ -546,4 +552,4 @@ def test_settings_bad_values_fail_loudly(
     for name, value in variables.items():
         env.setenv(name, value)
     with pytest.raises(ConfigError, match=message):
-        embedder_from_settings()
+        embedding_from_env()
