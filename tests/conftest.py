@@ -6,12 +6,17 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django_q.conf import Conf
 from pytest_django.fixtures import Settings
 
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # django-q2's sync mode (DESIGN: unit tests only): a task queued on commit runs in the test's process
+    # when it is queued, as a worker would run it. Q_CLUSTER is read when django_q loads, before any
+    # fixture could override the setting, so the loaded value is set here.
+    Conf.SYNC = True
     # Refuse to run against the owner's own data: `make test` points KENFOLD_HOME at a temporary folder.
     if getattr(settings, "EMBEDDED_CLUSTER", None) is not None:
         home = Path(settings.KENFOLD_HOME)

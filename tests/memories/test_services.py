@@ -1,5 +1,7 @@
 """The rules of remember, recall, get_context, handoff, resume and forget, at the service layer."""
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import timedelta
 
 import pytest
@@ -223,9 +225,13 @@ def test_recall_scopes_user_wide_in_other_projects_out_and_expired_hidden() -> N
     assert recall_ids("migrations") == [user_wide.id]
 
 
-def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types() -> None:
-    both = remember("Webhook retries use exponential backoff.", project=REPO)
-    one = remember("Retries are logged.", project=REPO, type="codebase")
+def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types(
+    django_capture_on_commit_callbacks: Callable[..., AbstractContextManager[object]],
+) -> None:
+    # Committed, so the second local model's vectors (queued on commit) are there: top in every ranking.
+    with django_capture_on_commit_callbacks(execute=True):
+        both = remember("Webhook retries use exponential backoff.", project=REPO)
+        one = remember("Retries are logged.", project=REPO, type="codebase")
     results = selectors.memory_recall(
         caller=CODEX, query="how do webhook retries work?", project=REPO
     ).memories
