@@ -7,7 +7,16 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kenfold.settings")
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
+
+    try:
+        # Loads kenfold.settings, which checks every KENFOLD_* variable: a bad one is the owner's to fix,
+        # so they get its message, not a traceback through Django's internals.
+        settings.INSTALLED_APPS  # noqa: B018
+    except ImproperlyConfigured as exc:
+        sys.exit(f"Kenfold cannot start: {exc}")
 
     execute_from_command_line(sys.argv)
 

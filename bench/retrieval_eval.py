@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -255,6 +256,9 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from django.conf import settings
+    from django.test import override_settings
+
     from kenfold.caller import Caller
     from memories import providers, selectors
     from memories.embedding_store import backfill
@@ -264,19 +268,12 @@ def run(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     started = time.perf_counter()
     # Load without embedding each memory on write, then embed in batches: same vectors, much faster.
-    saved = os.environ.get("KENFOLD_EMBED")
-    os.environ["KENFOLD_EMBED"] = "off"
-    providers.reset()
-    if isinstance(raw, list):
-        conversations = raw[: args.conversations] if args.conversations else raw
-        ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
-    else:
-        ids, queries = load_kenfold_format(raw, now=now)
-    if saved is None:
-        os.environ.pop("KENFOLD_EMBED")
-    else:
-        os.environ["KENFOLD_EMBED"] = saved
-    providers.reset()
+    with override_settings(EMBEDDING=replace(settings.EMBEDDING, mode="off")):
+        if isinstance(raw, list):
+            conversations = raw[: args.conversations] if args.conversations else raw
+            ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
+        else:
+            ids, queries = load_kenfold_format(raw, now=now)
     for embedder in providers.embedders():
         report = backfill(embedder=embedder)
         print(

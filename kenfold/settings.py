@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
+from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 from kenfold_common.env import (
     ConfigError,
     env_addr,
@@ -130,6 +131,13 @@ try:
         "rerank_top": env_int("KENFOLD_RERANK_TOP", 15, minimum=1, maximum=100),
         "rerank_timeout": env_float("KENFOLD_RERANK_TIMEOUT", 4.0, minimum=0.1, maximum=60.0),
     }
+    # The model providers (kenfold.provider_settings), checked here like everything else so that a bad
+    # value stops the process at start; memories.providers builds the clients from these values.
+    EMBEDDING = embedding_from_env()
+    RERANK = rerank_from_env()
+    # The chat model of the coming extraction and classification (spec §1.12-1.13): parsed and checked
+    # now, so that configurations written today fail early, but nothing uses it yet.
+    CHAT = chat_from_env()
     if DATABASE_URL:
         _default_db = _database_from_url(DATABASE_URL, DATABASE_PASSWORD)
     else:

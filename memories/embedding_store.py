@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db import connection
-from django.db.models import Exists, OuterRef
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
 from memories.embeddings import Embedder, EmbeddingError
@@ -72,23 +72,46 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
     return written
 
 
-def embed_now(*, embedders: Sequence[Embedder], memory: Memory) -> list[float] | None:
-    """Embed one freshly written memory with every configured model; returns the first (primary) model's
-    vector, or None. On any provider failure the backfill embeds that model's vector later."""
-    vectors: list[list[float] | None] = []
+def embed_now(*, embedder: Embedder, memory: Memory) -> list[float] | None:
+    """Embed one memory with one model and store the vector; None when the provider failed (logged with
+    the memory id; the backfill retries it)."""
+    try:
+        vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
+    except EmbeddingError:
+        log.warning(
+            "embedding a memory failed; the backfill retries it",
+            extra={"memory_id": str(memory.id), "model": embedder.name},
+        )
+        return None
+    # A savepoint when a caller's transaction is open: a failed write must not leave it unusable.
+    with transaction.atomic():
+        store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
+    return vector
+
+
+def embed_missing(*, embedders: Sequence[Embedder], memory_id: UUID) -> list[str]:
+    """Embed one memory with each of ``embedders`` that has no current vector of it; the models written."""
+    written = []
     for embedder in embedders:
-        try:
-            vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
-        except EmbeddingError:
-            log.warning(
-                "embedding a new memory failed; the backfill retries it",
-                extra={"memory_id": str(memory.id), "model": embedder.name},
+        memory = _lacking_vector(embedder.name).filter(pk=memory_id).only("id", "content").first()
+        if memory is not None and embed_now(embedder=embedder, memory=memory) is not None:
+            written.append(embedder.name)
+    return written
+
+
+def _lacking_vector(model: str) -> QuerySet[Memory]:
+    """Live memories without a vector of ``model`` for their current content."""
+    return (
+        Memory.objects.filter(status__in=[Status.ACTIVE, Status.PROPOSED])
+        .annotate(md5_content=MD5("content"))
+        .exclude(
+            Exists(
+                MemoryEmbedding.objects.filter(
+                    memory=OuterRef("pk"), model=model, content_md5=OuterRef("md5_content")
+                )
             )
-            vector = None
-        else:
-            store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
-        vectors.append(vector)
-    return vectors[0] if vectors else None
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -111,18 +134,7 @@ def backfill(
     items that still fail are skipped (and retried at the next run). Only a total failure raises.
     """
     batch = max(16, min(batch, 256))
-    pending = (
-        Memory.objects.filter(status__in=[Status.ACTIVE, Status.PROPOSED])
-        .annotate(md5_content=MD5("content"))
-        .exclude(
-            Exists(
-                MemoryEmbedding.objects.filter(
-                    memory=OuterRef("pk"), model=embedder.name, content_md5=OuterRef("md5_content")
-                )
-            )
-        )
-        .order_by("id")
-    )
+    pending = _lacking_vector(embedder.name).order_by("id")
     total = pending.count() if limit is None else min(limit, pending.count())
     embedded = failed = attempted = 0
     last_id: UUID | None = None

@@ -1,13 +1,19 @@
-"""The process's model providers (embedder, reranker), built once from the environment.
+"""The process's model providers (embedders, reranker), built once from settings.EMBEDDING and RERANK.
 
-Built lazily: commands that never search do not load the ONNX model. `reset()` drops them so tests and
-the evaluation harness can switch configuration through the same environment variables users set.
+Built lazily: commands that never search do not load the ONNX model. The settings themselves are
+parsed and checked at start (kenfold.settings). Changing either setting (a test's `settings` fixture,
+override_settings) drops the built providers, so the next call builds them from the new values.
 """
 
 import threading
 
-from memories.embeddings import Embedder, embedders_from_settings
-from memories.rerank import Reranker, reranker_from_env
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from memories.embeddings import Embedder
+from memories.embeddings.config import embedders_from_settings
+from memories.rerank import Reranker, reranker_from_settings
 
 _lock = threading.Lock()
 _loaded = False
@@ -19,8 +25,8 @@ def _load() -> None:
     global _loaded, _embedders, _reranker
     with _lock:
         if not _loaded:
-            _embedders = embedders_from_settings()
-            _reranker = reranker_from_env()
+            _embedders = embedders_from_settings(embedding=settings.EMBEDDING)
+            _reranker = reranker_from_settings(rerank=settings.RERANK)
             _loaded = True
 
 
@@ -38,7 +44,9 @@ def reranker() -> Reranker | None:
     return _reranker
 
 
-def reset() -> None:
+@receiver(setting_changed)
+def _provider_setting_changed(*, setting: str, **kwargs: object) -> None:
     global _loaded, _embedders, _reranker
-    with _lock:
-        _loaded, _embedders, _reranker = False, [], None
+    if setting in ("EMBEDDING", "RERANK"):
+        with _lock:
+            _loaded, _embedders, _reranker = False, [], None

@@ -11,10 +11,9 @@ import math
 import time
 from collections.abc import Sequence
 
-from kenfold_common.env import env_str, env_url
-from memories.embeddings import ProviderEndpoint, ProviderError, ProviderVariables
+from kenfold.provider_settings import DEFAULT_RERANK_MODEL, RerankSettings
+from memories.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
 
-DEFAULT_RERANK_MODEL = "bge-reranker-v2-m3"
 # The pipeline's budget for one rerank call; the request itself never waits longer than the client
 # timeout, whatever a caller passes.
 RERANK_TIMEOUT = 4.0
@@ -117,13 +116,8 @@ def _sigmoid(logit: float) -> float:
     return exp / (1.0 + exp)
 
 
-def reranker_from_env() -> Reranker | None:
-    """The reranker KENFOLD_RERANK_URL points at, or None when reranking is off (no URL)."""
-    url = env_url("KENFOLD_RERANK_URL")
-    if not url:
+def reranker_from_settings(*, rerank: RerankSettings) -> Reranker | None:
+    """The reranker of ``rerank`` (settings.RERANK), or None when reranking is off (no URL)."""
+    if not rerank.url:
         return None
-    return Reranker(
-        url=url,
-        model=env_str("KENFOLD_RERANK_MODEL", DEFAULT_RERANK_MODEL),
-        api_key=env_str("KENFOLD_RERANK_API_KEY"),
-    )
+    return Reranker(url=rerank.url, model=rerank.model, api_key=rerank.api_key)

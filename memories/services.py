@@ -8,11 +8,13 @@ it writes, so bad input changes nothing, and owns its transaction.
 import logging
 import uuid
 from datetime import timedelta
+from functools import partial
 
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
+from django_q.tasks import async_task
 
 from kenfold import clock
 from kenfold.caller import Caller
@@ -25,6 +27,7 @@ from memories.embedding_store import embed_now
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
+from memories.tasks import EMBED_MEMORY_TASK
 
 log = logging.getLogger(__name__)
 
@@ -126,11 +129,12 @@ def _xact_lock(*parts: str, content: str | None = None) -> None:
         cursor.execute(f"SELECT pg_advisory_xact_lock(hashtextextended({key}, 0))", params)
 
 
-def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> list[MemoryView]:
-    """Up to three active memories in the same scope that say something close (best effort).
+def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[MemoryView]:
+    """Up to three active memories in the same scope that say something close (best effort: a failure is
+    logged and gives no hints, since the memory is already stored).
 
-    Candidates come from the vector index (cosine distance <= 0.25) and from trigram similarity (>= 0.5);
-    a memory found by both keeps the higher similarity.
+    Candidates come from the vector index (cosine distance <= 0.25, with the primary model's vector of the
+    new memory) and from trigram similarity (>= 0.5); a memory found by both keeps the higher similarity.
     """
     now = clock.now()
     best: dict[uuid.UUID, float] = {}
@@ -143,7 +147,8 @@ def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> l
             threshold=SIMILAR_TRIGRAM_THRESHOLD,
             limit=SIMILAR_CANDIDATES,
         )
-        if vector is not None and model is not None:
+        if primary is not None:
+            model, vector = primary
             hits += search.vector_similar(
                 memory_id=memory.id,
                 vector=vector,
@@ -153,14 +158,16 @@ def _similar(memory: Memory, vector: list[float] | None, model: str | None) -> l
                 max_distance=SIMILAR_MAX_DISTANCE,
                 limit=SIMILAR_CANDIDATES,
             )
+        for hit in hits:
+            best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
+        rows = Memory.objects.in_bulk(list(best))
+        ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
+        return extensions.views_presented(
+            [memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked]
+        )
     except Exception:
-        log.warning("similar-memory lookup failed", exc_info=True)
+        log.warning("similar-memory lookup failed", exc_info=True, extra={"memory_id": str(memory.id)})
         return []
-    for hit in hits:
-        best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
-    rows = Memory.objects.in_bulk(list(best))
-    ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
-    return extensions.views_presented([memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked])
 
 
 # --- remember -----------------------------------------------------------------------------------------
@@ -342,16 +349,49 @@ def _insert(
 
 
 def _remember_output(memory: Memory) -> RememberOutput:
-    # Embedded after the write commits: no lock is held while a provider answers, and a duplicate
-    # (returned earlier) is never embedded twice. A failure leaves the memory to the backfill.
-    embedders = providers.embedders()
-    # The primary model's vector finds similar memories.
-    vector = embed_now(embedders=embedders, memory=memory)
-    model = embedders[0].name if embedders else None
-    similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, vector, model)
+    primary = _embed_committed(memory)
+    similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, primary)
     return RememberOutput(
         id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
     )
+
+
+def _embed_committed(memory: Memory) -> tuple[str, list[float]] | None:
+    """Embed a memory whose write has committed; the primary model's name and vector, or None.
+
+    The primary model embeds before the caller gets its answer, so the memory is found by meaning at
+    once and its vector finds similar[]; the other models go to the job queue, since each is another
+    model call (up to 10 s) that the caller need not wait for. After the commit nothing may fail the call:
+    the memory is stored, so a failure (provider down, queue unavailable) is logged with its id and the
+    backfill embeds what is missing. Run after the commit, so no lock is held while a provider answers
+    and a deduplicated remember (returned earlier) is never embedded again.
+    """
+    primary = None
+    try:
+        embedders = providers.embedders()
+        if embedders:
+            vector = embed_now(embedder=embedders[0], memory=memory)
+            primary = None if vector is None else (embedders[0].name, vector)
+        if len(embedders) > 1:
+            transaction.on_commit(partial(_queue_embeddings, memory_id=memory.id))
+    except Exception:
+        log.warning(
+            "embedding a new memory failed; the backfill embeds it",
+            exc_info=True,
+            extra={"memory_id": str(memory.id)},
+        )
+    return primary
+
+
+def _queue_embeddings(*, memory_id: uuid.UUID) -> None:
+    try:
+        async_task(EMBED_MEMORY_TASK, str(memory_id))
+    except Exception:
+        log.warning(
+            "queueing the embeddings of a new memory failed; the backfill embeds it",
+            exc_info=True,
+            extra={"memory_id": str(memory_id)},
+        )
 
 
 # --- handoff / resume -----------------------------------------------------------------------------------
@@ -412,7 +452,8 @@ def handoff_create(
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
         )
-    embed_now(embedders=providers.embedders(), memory=memory)
+    # Recall searches handoffs too (they are active memories of the scope), by meaning as well as by word.
+    _embed_committed(memory)
     return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
 
 

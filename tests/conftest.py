@@ -1,13 +1,22 @@
 """Shared fixtures. The suite runs against a throwaway embedded cluster set up by scripts/test.sh."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django_q.conf import Conf
+from pytest_django.fixtures import Settings
+
+from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # django-q2's sync mode (DESIGN: unit tests only): a task queued on commit runs in the test's process
+    # when it is queued, as a worker would run it. Q_CLUSTER is read when django_q loads, before any
+    # fixture could override the setting, so the loaded value is set here.
+    Conf.SYNC = True
     # Refuse to run against the owner's own data: `make test` points KENFOLD_HOME at a temporary folder.
     if getattr(settings, "EMBEDDED_CLUSTER", None) is not None:
         home = Path(settings.KENFOLD_HOME)
@@ -25,3 +34,22 @@ def standalone_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.client.standalone import build_standalone_client
 
     return build_standalone_client(tmp_path_factory.mktemp("standalone-client"))
+
+
+@pytest.fixture
+def provider_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Callable[..., None]:
+    """Set KENFOLD_* provider variables as a user would (None unsets one), and rebuild settings.EMBEDDING,
+    RERANK and CHAT from them with the functions kenfold.settings uses; the providers follow the settings.
+    Both are restored after the test."""
+
+    def apply(**variables: str | None) -> None:
+        for name, value in variables.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        settings.EMBEDDING = embedding_from_env()
+        settings.RERANK = rerank_from_env()
+        settings.CHAT = chat_from_env()
+
+    return apply

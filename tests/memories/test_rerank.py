@@ -5,8 +5,9 @@ import time
 
 import pytest
 
+from kenfold.provider_settings import rerank_from_env
 from kenfold_common.env import ConfigError
-from memories.rerank import Reranker, RerankError, reranker_from_env
+from memories.rerank import Reranker, RerankError, reranker_from_settings
 from tests.provider_servers import Received, Reply, provider_server
 
 DOCUMENTS = [
@@ -169,6 +170,10 @@ def test_redirect_to_another_origin_is_refused() -> None:
     assert elsewhere.received == []
 
 
+def reranker_from_env() -> Reranker | None:
+    return reranker_from_settings(rerank=rerank_from_env())
+
+
 def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("URL", "MODEL", "API_KEY"):
         monkeypatch.delenv(f"KENFOLD_RERANK_{name}", raising=False)
@@ -181,4 +186,4 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert reranker is not None and reranker.model == "jina-reranker-v2-base-multilingual"
     monkeypatch.setenv("KENFOLD_RERANK_URL", "127.0.0.1:8012")
     with pytest.raises(ConfigError, match=r"KENFOLD_RERANK_URL='127\.0\.0\.1:8012' is not a valid URL"):
-        reranker_from_env()
+        rerank_from_env()

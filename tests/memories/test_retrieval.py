@@ -28,23 +28,6 @@ DARK_MODE = "The docs site uses dark mode."
 VECTOR_ONLY_QUERY = "how do we avoid charging twice"
 
 
-@pytest.fixture
-def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
-    """Set KENFOLD_* provider variables as a user would, and rebuild the providers from them."""
-
-    def apply(**variables: str | None) -> None:
-        for name, value in variables.items():
-            if value is None:
-                monkeypatch.delenv(name, raising=False)
-            else:
-                monkeypatch.setenv(name, value)
-        providers.reset()
-
-    yield apply
-    monkeypatch.undo()
-    providers.reset()
-
-
 @contextmanager
 def embedding_server() -> Iterator[ProviderServer]:
     with provider_server(openai_embeddings) as server:
@@ -62,13 +45,15 @@ def recall(query: str, **options: object) -> list[str]:
     return [m.id for m in result.memories]
 
 
-def use_embedder(configure: Callable[..., None], url: str, name: str = "fake-embed") -> None:
-    configure(KENFOLD_EMBED_URL=url, KENFOLD_EMBED_MODEL="fake", KENFOLD_EMBED_NAME=name, KENFOLD_EMBED=None)
+def use_embedder(provider_env: Callable[..., None], url: str, name: str = "fake-embed") -> None:
+    provider_env(
+        KENFOLD_EMBED_URL=url, KENFOLD_EMBED_MODEL="fake", KENFOLD_EMBED_NAME=name, KENFOLD_EMBED=None
+    )
 
 
-def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], settings) -> None:
+def test_vector_only_match_and_distance_cutoff(provider_env: Callable[..., None], settings) -> None:
     with embedding_server() as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         target = remember(IDEMPOTENT)
         remember(DARK_MODE)
         assert recall(VECTOR_ONLY_QUERY, vectors=False) == [], "no word in common"
@@ -80,14 +65,14 @@ def test_vector_only_match_and_distance_cutoff(configure: Callable[..., None], s
 
 @pytest.mark.django_db(transaction=True)
 def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
-    configure: Callable[..., None],
+    provider_env: Callable[..., None],
 ) -> None:
     """As served (no transaction around a tool call), the query embedding and the vector search run on a
     worker thread with a pooled connection of their own; the results are the same as in line."""
     from django.db import connection
 
     with embedding_server() as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         target = remember(IDEMPOTENT)
         other = remember(DARK_MODE)
         assert not connection.in_atomic_block
@@ -98,15 +83,15 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
         received = [r for r in server.received if "input" in (r.json or {})]
         assert any(VECTOR_ONLY_QUERY in str(r.json["input"]) for r in received), "the query was embedded"
     with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
-        use_embedder(configure, down.url)
+        use_embedder(provider_env, down.url)
         assert recall("idempotent payments") == [target], "a failing embedder still leaves full-text"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_local_models_find_a_memory_written_in_the_other_language(configure: Callable[..., None]) -> None:
+def test_local_models_find_a_memory_written_in_the_other_language(provider_env: Callable[..., None]) -> None:
     """Both local models embed every write; the multilingual one's ranking finds an English memory for a
     Korean question that shares no word with it, and the backfill fills in a model that is missing."""
-    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
+    provider_env(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
     english = remember("Refunds are paid back to the original card within five business days.")
     remember("The staging database is reset every Sunday night.")
     remember("Use tabs, not spaces, in the Makefile.")
@@ -116,9 +101,9 @@ def test_local_models_find_a_memory_written_in_the_other_language(configure: Cal
     assert recall(korean_question, vectors=False) == [], "no word in common"
     # MiniLM reads Korean as noise: alone it does not even return the memory; beside the multilingual
     # model its ranking of a Korean question is left out, so its noise cannot outvote the right answer.
-    configure(KENFOLD_EMBED="local-english", KENFOLD_EMBED_URL=None)
+    provider_env(KENFOLD_EMBED="local-english", KENFOLD_EMBED_URL=None)
     assert english not in recall(korean_question)[:1]
-    configure(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
+    provider_env(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
     assert recall(korean_question)[0] == english
 
     MemoryEmbedding.objects.filter(model="use-multilingual-v3").delete()
@@ -127,12 +112,14 @@ def test_local_models_find_a_memory_written_in_the_other_language(configure: Cal
     assert recall(korean_question)[0] == english
 
 
-def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: Callable[..., None]) -> None:
+def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
+    provider_env: Callable[..., None],
+) -> None:
     with embedding_server() as server:
-        use_embedder(configure, server.url, name="model-a")
+        use_embedder(provider_env, server.url, name="model-a")
         target = remember(IDEMPOTENT)
         # Switch models: no migration, the old vectors just stop counting.
-        use_embedder(configure, server.url, name="model-b")
+        use_embedder(provider_env, server.url, name="model-b")
         assert recall(VECTOR_ONLY_QUERY) == []
         report = backfill(embedder=providers.embedders()[0])
         assert (report.embedded, report.failed, report.remaining) == (1, 0, 0)
@@ -140,32 +127,32 @@ def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(configure: 
         assert set(MemoryEmbedding.objects.values_list("model", flat=True)) == {"model-a", "model-b"}
 
 
-def test_provider_down_keeps_full_text_and_the_backfill_catches_up(configure: Callable[..., None]) -> None:
+def test_provider_down_keeps_full_text_and_the_backfill_catches_up(provider_env: Callable[..., None]) -> None:
     with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
-        use_embedder(configure, down.url)
+        use_embedder(provider_env, down.url)
         target = remember(IDEMPOTENT)
         assert MemoryEmbedding.objects.count() == 0
         assert recall("idempotent payments") == [target], "full-text still answers"
         assert recall(VECTOR_ONLY_QUERY) == []
     with embedding_server() as up:
-        use_embedder(configure, up.url)
+        use_embedder(provider_env, up.url)
         assert backfill(embedder=providers.embedders()[0]).embedded == 1
         assert recall(VECTOR_ONLY_QUERY) == [target]
 
 
 def test_backfill_skips_inputs_the_provider_refuses_and_never_restores_changed_content(
-    configure: Callable[..., None],
+    provider_env: Callable[..., None],
 ) -> None:
     def picky(received: Received) -> Reply:
         if any("poison" in text for text in received.json["input"]):
             return Reply(status=400, json={"error": "input rejected"})
         return openai_embeddings(received)
 
-    configure(KENFOLD_EMBED="off")
+    provider_env(KENFOLD_EMBED="off")
     good = remember("Refunds are allowed for 30 days.")
     bad = remember("This poison input is refused by the provider.")
     with provider_server(picky) as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         report = backfill(embedder=providers.embedders()[0])
         assert (report.embedded, report.failed) == (1, 1)
         assert set(MemoryEmbedding.objects.values_list("memory_id", flat=True)) == {
@@ -188,11 +175,11 @@ def vector_filters(memory_id: str) -> set[tuple]:
         return set(cursor.fetchall())
 
 
-def test_vector_rows_follow_their_memory_status_scope_and_expiry(configure: Callable[..., None]) -> None:
+def test_vector_rows_follow_their_memory_status_scope_and_expiry(provider_env: Callable[..., None]) -> None:
     """The vector search filters on the scope, status, type and expiry each vector row carries; every change
     of the memory reaches them (the final ordering does not filter again, so a stale copy would show)."""
     with embedding_server() as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         target = remember(IDEMPOTENT)
         memory = Memory.objects.get(pk=target)
         assert vector_filters(target) == {(memory.scope, "active", memory.type, None)}
@@ -212,12 +199,12 @@ def test_vector_rows_follow_their_memory_status_scope_and_expiry(configure: Call
 
 @pytest.mark.django_db(transaction=True)
 def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
-    configure: Callable[..., None],
+    provider_env: Callable[..., None],
 ) -> None:
     """A backfill writes a vector while another transaction supersedes the memory: the copy waits for that
     commit and takes the new status, so no stale 'active' copy can put a superseded memory in results."""
     with embedding_server() as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         target = remember(IDEMPOTENT)
         memory = Memory.objects.get(pk=target)
         MemoryEmbedding.objects.filter(memory_id=target).delete()
@@ -247,11 +234,11 @@ def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
 
 
 def test_full_text_search_adds_the_words_of_its_best_matches(
-    configure: Callable[..., None], settings
+    provider_env: Callable[..., None], settings
 ) -> None:
     """Without vectors (KENFOLD_EMBED=off) a second lexical search with the best match's other words
     (pseudo-relevance feedback) finds a memory that shares none of the question's words."""
-    configure(KENFOLD_EMBED="off")
+    provider_env(KENFOLD_EMBED="off")
     best = remember("The webhook handler retries deliveries; payments stay idempotent on the event id.")
     related = remember("Duplicate charges are dropped by looking up the event id in processed_events.")
     unrelated = remember("The docs site uses dark mode.")
@@ -263,7 +250,7 @@ def test_full_text_search_adds_the_words_of_its_best_matches(
     assert recall("webhook retries") == [best], "only the direct match without feedback"
     settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "auto"}
     with embedding_server() as server:
-        use_embedder(configure, server.url)
+        use_embedder(provider_env, server.url)
         backfill(embedder=providers.embedders()[0])
         assert recall("webhook retries", vectors=False) == found, "no vectors for this search: feedback on"
 
@@ -294,13 +281,13 @@ def rerank_by_text(preferred: str) -> Callable[[Received], Reply]:
     return answer
 
 
-def test_rerank_success_reorders_and_reports_probabilities(configure: Callable[..., None]) -> None:
-    configure(KENFOLD_EMBED="off")
+def test_rerank_success_reorders_and_reports_probabilities(provider_env: Callable[..., None]) -> None:
+    provider_env(KENFOLD_EMBED="off")
     first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
     second = remember("Webhook signatures are verified.")
     assert recall("webhook retries") == [first, second]
     with provider_server(rerank_by_text("signatures")) as reranker:
-        configure(KENFOLD_RERANK_URL=reranker.url)
+        provider_env(KENFOLD_RERANK_URL=reranker.url)
         result = selectors.memory_recall(caller=AGENT, query="webhook retries", project=REPO).memories
     assert [m.id for m in result] == [second, first]
     assert [m.score for m in result] == [0.97, 0.2]
@@ -317,34 +304,34 @@ def test_rerank_success_reorders_and_reports_probabilities(configure: Callable[.
     ],
     ids=["http-500", "wrong-count", "bad-index", "not-json"],
 )
-def test_rerank_failure_keeps_the_first_stage_order(configure: Callable[..., None], reply: Reply) -> None:
-    configure(KENFOLD_EMBED="off")
+def test_rerank_failure_keeps_the_first_stage_order(provider_env: Callable[..., None], reply: Reply) -> None:
+    provider_env(KENFOLD_EMBED="off")
     first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
     second = remember("Webhook signatures are verified.")
     with provider_server(lambda r: reply) as reranker:
-        configure(KENFOLD_RERANK_URL=reranker.url)
+        provider_env(KENFOLD_RERANK_URL=reranker.url)
         assert recall("webhook retries") == [first, second]
         assert reranker.received, "the reranker was asked"
 
 
 def test_rerank_timeout_is_bounded_and_keeps_the_first_stage_order(
-    configure: Callable[..., None], settings
+    provider_env: Callable[..., None], settings
 ) -> None:
-    configure(KENFOLD_EMBED="off")
+    provider_env(KENFOLD_EMBED="off")
     first = remember("Webhook retries use exponential backoff with jitter, webhook retries.")
     second = remember("Webhook signatures are verified.")
     with provider_server(lambda r: Reply(delay=5, json={})) as slow:
         settings.RETRIEVAL = {**settings.RETRIEVAL, "rerank_timeout": 0.5}
-        configure(KENFOLD_RERANK_URL=slow.url)
+        provider_env(KENFOLD_RERANK_URL=slow.url)
         started = time.monotonic()
         assert recall("webhook retries") == [first, second]
         assert time.monotonic() - started < 2.5
 
 
 def test_graph_expansion_brings_derived_facts_only_with_a_working_reranker(
-    configure: Callable[..., None],
+    provider_env: Callable[..., None],
 ) -> None:
-    configure(KENFOLD_EMBED="off")
+    provider_env(KENFOLD_EMBED="off")
     summary = remember(
         "Session summary: fixed the checkout flow and discussed ledger cleanup.", type="episodic"
     )
@@ -354,11 +341,11 @@ def test_graph_expansion_brings_derived_facts_only_with_a_working_reranker(
     )
     assert recall("checkout flow") == [summary]
     with provider_server(rerank_by_text("minor units")) as reranker:
-        configure(KENFOLD_RERANK_URL=reranker.url)
+        provider_env(KENFOLD_RERANK_URL=reranker.url)
         assert recall("checkout flow") == [fact, summary]
         assert recall("checkout flow", graph=False) == [summary]
     with provider_server(lambda r: Reply(status=500)) as broken:
-        configure(KENFOLD_RERANK_URL=broken.url)
+        provider_env(KENFOLD_RERANK_URL=broken.url)
         assert recall("checkout flow") == [summary], "no graph neighbours without calibrated scores"
 
 
@@ -371,9 +358,9 @@ def test_graph_expansion_brings_derived_facts_only_with_a_working_reranker(
     ],
 )
 def test_recency_intent_prefers_recent_memories_in_both_languages(
-    configure: Callable[..., None], query: str
+    provider_env: Callable[..., None], query: str
 ) -> None:
-    configure(KENFOLD_EMBED="off")
+    provider_env(KENFOLD_EMBED="off")
     now = clock.now()
     with clock.frozen(now - timedelta(days=60)):
         old = remember(

@@ -1,5 +1,8 @@
 """The rules of remember, recall, get_context, handoff, resume and forget, at the service layer."""
 
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import timedelta
 
 import pytest
@@ -10,6 +13,7 @@ from kenfold_common.errors import Conflict, InvalidInput, NotFound, PermissionDe
 from memories import selectors, services
 from memories.models import Memory
 from memories.schemas import MemoryView
+from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
 
@@ -223,9 +227,13 @@ def test_recall_scopes_user_wide_in_other_projects_out_and_expired_hidden() -> N
     assert recall_ids("migrations") == [user_wide.id]
 
 
-def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types() -> None:
-    both = remember("Webhook retries use exponential backoff.", project=REPO)
-    one = remember("Retries are logged.", project=REPO, type="codebase")
+def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types(
+    django_capture_on_commit_callbacks: Callable[..., AbstractContextManager[object]],
+) -> None:
+    # Committed, so the second local model's vectors (queued on commit) are there: top in every ranking.
+    with django_capture_on_commit_callbacks(execute=True):
+        both = remember("Webhook retries use exponential backoff.", project=REPO)
+        one = remember("Retries are logged.", project=REPO, type="codebase")
     results = selectors.memory_recall(
         caller=CODEX, query="how do webhook retries work?", project=REPO
     ).memories
@@ -281,9 +289,37 @@ def test_recall_limits_and_empty_query() -> None:
         recall_ids("   ")
 
 
-def test_secrets_in_queries_are_redacted_not_refused() -> None:
-    remember("The staging database is on port 5433.", project=REPO)
-    assert recall_ids(f"staging database {FAKE_AWS_KEY}", project=REPO)
+def test_secrets_in_queries_are_redacted_not_refused(provider_env: Callable[..., None]) -> None:
+    """Queries go to the embedding and rerank providers: a secret in one must never leave the server."""
+
+    def rerank(received: Received) -> Reply:
+        scores = [1.0 if "staging" in document else 0.1 for document in received.json["documents"]]
+        return Reply(json={"results": [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]})
+
+    with provider_server(openai_embeddings) as embeddings, provider_server(rerank) as reranker:
+        provider_env(
+            KENFOLD_EMBED=None,
+            KENFOLD_EMBED_URL=embeddings.url,
+            KENFOLD_EMBED_MODEL="fake",
+            KENFOLD_EMBED_NAME="fake-embed",
+            KENFOLD_RERANK_URL=reranker.url,
+        )
+        # Codebase facts, not project rules: get_context lists rules on their own, never in relevant.
+        staging = remember("The staging database is on port 5433.", project=REPO, type="codebase")
+        remember("The docs site uses dark mode.", project=REPO, type="codebase")
+        embedded_before = len(embeddings.received)
+        query = f"staging database {FAKE_AWS_KEY}"
+        assert recall_ids(query, project=REPO)[0] == staging.id
+        context = selectors.context_get(caller=CODEX, task=f"fix the {query}", project=REPO)
+        assert [m.id for m in context.relevant][:1] == [staging.id]
+
+        sent = [r.json for r in embeddings.received[embedded_before:]] + [r.json for r in reranker.received]
+        assert len(sent) == 4, "recall and get_context each embedded and reranked their query"
+        assert not any(FAKE_AWS_KEY in json.dumps(body) for body in sent), "the secret never left"
+        queries = [body["input"][0] for body in sent if "input" in body] + [
+            body["query"] for body in sent if "query" in body
+        ]
+        assert all("[REDACTED:aws-access-key]" in query for query in queries) and len(queries) == 4
 
 
 # --- get_context ------------------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""The embedders that the checked KENFOLD_EMBED* settings describe (settings.EMBEDDING)."""
+
+from kenfold.provider_settings import EmbeddingSettings
+from memories.embeddings import Embedder
+from memories.embeddings.minilm import LocalMiniLMEmbedder
+from memories.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from memories.embeddings.use import LocalUSEEmbedder
+
+
+def embedders_from_settings(*, embedding: EmbeddingSettings) -> list[Embedder]:
+    """Every embedder of ``embedding``, the primary one first (empty when off).
+
+    The two local models are each their own ranking in the fusion: MiniLM ranks English paraphrases best
+    and reads nothing else; the multilingual model finds a Korean memory for an English question and the
+    reverse (docs/benchmarks.md: dev.json R@5 0.933 with MiniLM alone, 0.962 with both).
+    """
+    match embedding.mode:
+        case "off":
+            return []
+        case "local-english":
+            return [LocalMiniLMEmbedder(threads=embedding.threads)]
+        case "local-multilingual":
+            return [LocalUSEEmbedder(threads=embedding.threads)]
+        case "local":
+            return [
+                LocalMiniLMEmbedder(threads=embedding.threads),
+                LocalUSEEmbedder(threads=embedding.threads),
+            ]
+    return [
+        OpenAICompatibleEmbedder(
+            url=embedding.url,
+            model=embedding.model,
+            name=embedding.name,
+            api_key=embedding.api_key,
+            dimensions=embedding.dimensions,
+        )
+    ]

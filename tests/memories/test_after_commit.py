@@ -1,0 +1,97 @@
+"""Work after a write commits: the primary model embeds before the answer, the others through the job
+queue, and no failure after the commit reaches the agent (the backfill embeds what is missing)."""
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from uuid import UUID
+
+import pytest
+from django_q.models import Task
+
+from kenfold.caller import Caller
+from memories import services, tasks
+from memories.models import Memory, MemoryEmbedding
+from memories.tasks import EMBED_MEMORY_TASK
+from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
+
+pytestmark = pytest.mark.django_db
+
+AGENT = Caller(agent="claude-code")
+REPO = "github.com/acme/payments"
+MEMORY = "Payments are idempotent on the event id."
+MODEL = "fake-embed"
+
+
+@dataclass
+class Outage:
+    """An embedding server that answers HTTP 500 until ``over`` is set."""
+
+    over: bool = False
+
+    def __call__(self, received: Received) -> Reply:
+        if not self.over:
+            return Reply(status=500, json={"error": "the model crashed"})
+        return openai_embeddings(received)
+
+
+def use_http_embedder(provider_env: Callable[..., None], url: str) -> None:
+    provider_env(
+        KENFOLD_EMBED=None, KENFOLD_EMBED_URL=url, KENFOLD_EMBED_MODEL="fake", KENFOLD_EMBED_NAME=MODEL
+    )
+
+
+def vector_models(memory_id: str) -> set[str]:
+    return set(MemoryEmbedding.objects.filter(memory_id=UUID(memory_id)).values_list("model", flat=True))
+
+
+def test_a_provider_failing_after_the_commit_still_returns_the_stored_id(
+    provider_env: Callable[..., None],
+) -> None:
+    outage = Outage()
+    with provider_server(outage) as server:
+        use_http_embedder(provider_env, server.url)
+        result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+        assert len(server.received) == 1, "the provider was asked, and failed"
+        assert (result.type, result.status, result.deduplicated) == ("project", "active", False)
+        assert Memory.objects.get(pk=result.id).content == MEMORY, "the returned id is the stored memory"
+        assert vector_models(result.id) == set()
+
+        outage.over = True
+        tasks.embeddings_backfill()
+        assert vector_models(result.id) == {MODEL}, "the periodic backfill embeds it later"
+
+
+def test_an_unreachable_provider_fails_neither_remember_nor_handoff(
+    provider_env: Callable[..., None],
+) -> None:
+    with provider_server(openai_embeddings) as stopped:
+        pass  # its port now refuses connections
+    use_http_embedder(provider_env, stopped.url)
+    remembered = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+    handoff = services.handoff_create(caller=AGENT, summary="Retries are half done", project=REPO)
+    assert Memory.objects.filter(pk__in=[remembered.id, handoff.id]).count() == 2
+    assert vector_models(remembered.id) == vector_models(handoff.id) == set()
+
+    with provider_server(openai_embeddings) as back:
+        use_http_embedder(provider_env, back.url)
+        tasks.embeddings_backfill()
+    assert vector_models(remembered.id) == vector_models(handoff.id) == {MODEL}
+
+
+def test_the_primary_model_embeds_inline_and_the_second_through_the_queued_task(
+    provider_env: Callable[..., None],
+    django_capture_on_commit_callbacks: Callable[..., AbstractContextManager[list[Callable[[], None]]]],
+) -> None:
+    provider_env(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
+    with django_capture_on_commit_callbacks(execute=False) as on_commit:
+        result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+    assert vector_models(result.id) == {"all-minilm-l6-v2-int8"}, "the primary vector, before the answer"
+    assert Task.objects.filter(func=EMBED_MEMORY_TASK).count() == 0
+
+    for callback in on_commit:  # the commit: the task is queued, and django-q2's sync mode runs it
+        callback()
+    assert vector_models(result.id) == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
+    task = Task.objects.get(func=EMBED_MEMORY_TASK)
+    assert task.success and task.args == (result.id,)
+    assert task.result == f"{result.id}: embedded with use-multilingual-v3"
