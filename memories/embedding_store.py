@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
 from memories.embeddings import Embedder, EmbeddingError
-from memories.models import Memory, MemoryEmbedding, Status
+from memories.models import LIVE_STATUSES, Memory, MemoryEmbedding
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +62,17 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
                 INSERT INTO memory_embedding (memory_id, model, embedding, content_md5)
                 SELECT m.id, %(model)s, %(vector)s::vector, %(digest)s
                 FROM memory m
-                WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status IN ('active', 'proposed')
+                WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status = ANY(%(live)s)
                 ON CONFLICT (memory_id, model) DO UPDATE
                     SET embedding = EXCLUDED.embedding, content_md5 = EXCLUDED.content_md5, created_at = now()
                 """,
-                {"model": model, "vector": literal, "digest": digest, "id": memory_id},
+                {
+                    "model": model,
+                    "vector": literal,
+                    "digest": digest,
+                    "id": memory_id,
+                    "live": list(LIVE_STATUSES),
+                },
             )
             written += cursor.rowcount
     return written
@@ -102,7 +108,7 @@ def embed_missing(*, embedders: Sequence[Embedder], memory_id: UUID) -> list[str
 def _lacking_vector(model: str) -> QuerySet[Memory]:
     """Live memories without a vector of ``model`` for their current content."""
     return (
-        Memory.objects.filter(status__in=[Status.ACTIVE, Status.PROPOSED])
+        Memory.objects.filter(status__in=LIVE_STATUSES)
         .annotate(md5_content=MD5("content"))
         .exclude(
             Exists(

@@ -196,7 +196,7 @@ class Memory(models.Model):
                 F("scope"),
                 F("type"),
                 MD5("content_key"),
-                condition=Q(status__in=[Status.ACTIVE, Status.PROPOSED]),
+                condition=Q(status__in=LIVE_STATUSES),
                 name="memory_dedupe",
             ),
         ]
