@@ -1,11 +1,13 @@
 """Secret filter (spec §1.11): find, redact or reject credentials before text reaches shared memory.
 
-Eighteen rules run in priority order; a span claimed by an earlier rule is never reported again by a later
+The rules run in priority order; a span claimed by an earlier rule is never reported again by a later
 one, so a JWT inside an ``Authorization`` header counts once, as a JWT. Provider tokens are recognized by
-their prefixes alone. The three context rules (password in a URL, ``Authorization`` header, secret-named
-assignment) also have to pass value checks, because their patterns match ordinary text far more often:
-placeholders (``${API_TOKEN}``, ``<your-key>``, ``changeme123``) and, for the last two, values that do not
-look random (commit SHAs, words, paths).
+their prefixes, unless their body is a documented placeholder (``ghp_`` + 36 ``x``,
+``AKIAIOSFODNN7EXAMPLE``). The context rules (AWS keys by name, password in a URL, ``Authorization``
+header, ``.npmrc``, command-line passwords, secret-named assignment) also have to pass value checks,
+because their patterns match ordinary text far more often: placeholders (``${API_TOKEN}``, ``<your-key>``,
+``changeme123``) and, for most, values that do not look random (commit SHAs, words, paths) or, in a
+password field, not like a password a person would choose (``Summer2021!``).
 
 This runs on every write and on hook captures far longer than a memory, so the patterns are compiled once
 and kept linear in the length of the text: no nested repetitions, possessive runs where a tail can still
@@ -69,9 +71,24 @@ _PLACEHOLDER_WORDS = (
     "process.env",
     "os.getenv",
 )
+# The random body of a provider token contains a given four-letter word by chance about once in 30,000
+# tokens, and a JWT body is hundreds of characters long, so bodies are held to the longer words and to the
+# runs of x that documentation uses ("ghp_xxxx...", "AKIAXXXXXXXXXXXXXXXX", "AKIAIOSFODNN7EXAMPLE").
+_TOKEN_PLACEHOLDER_WORDS = (*(word for word in _PLACEHOLDER_WORDS if len(word) >= 5), "xxxx")
 _PURE_HEX_RE = re.compile(r"[0-9a-fA-F]+")
+# Base64 output ("openssl rand -base64 32", AWS secret keys) holds "/" and "+" but, unlike a path, never
+# starts with "/", holds no dots, and has a lower-case word of four letters between slashes ("config/",
+# "/keys") in well under 1 of 1000 keys.
+_BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+_PATH_WORD_RE = re.compile(r"(?:^|/)[a-z]{4,}+(?:/|$)")
+_DOTTED_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{16}")
 _MIN_RANDOM_LENGTH = 12
 _MIN_RANDOM_ENTROPY_BITS = 3.5
+# "openssl rand -hex 32" and Rails' secret_key_base are hex too; 64 digits is longer than any commit SHA
+# (40) and as long as a SHA-256 digest, which nobody assigns to a secret-named field.
+_MIN_HEX_KEY_LENGTH = 64
+_MIN_PASSWORD_LENGTH = 8
 _URL_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?^~-_")
 
 
@@ -82,6 +99,11 @@ def _is_placeholder(value: str) -> bool:
         or any(word in lowered for word in _PLACEHOLDER_WORDS)
         or len(set(value)) == 1
     )
+
+
+def _is_placeholder_body(body: str) -> bool:
+    lowered = body.lower()
+    return any(word in lowered for word in _TOKEN_PLACEHOLDER_WORDS) or len(set(body)) == 1
 
 
 def _character_class(char: str) -> str | None:
@@ -97,25 +119,50 @@ def _character_class(char: str) -> str | None:
     return "symbol"
 
 
+def _character_classes(value: str) -> set[str]:
+    return {_character_class(char) for char in value} - {None}
+
+
 def _shannon_entropy(value: str) -> float:
     length = len(value)
     return -sum(count / length * math.log2(count / length) for count in Counter(value).values())
 
 
+def _names_a_location(value: str) -> bool:
+    """Paths, URLs and references (``vault:db``) say where a secret is kept, not what it is."""
+    if any(char.isspace() or char in "\\:" for char in value):
+        return True
+    return "/" in value and (
+        value.startswith("/") or not _BASE64_RE.fullmatch(value) or _PATH_WORD_RE.search(value) is not None
+    )
+
+
 def _looks_random(value: str) -> bool:
     # Cheap first test; the entropy bound alone would also refuse it (11 characters carry at most 3.46 bits).
-    if len(value) < _MIN_RANDOM_LENGTH:
+    if len(value) < _MIN_RANDOM_LENGTH or _names_a_location(value):
         return False
-    # Paths and URLs are where a secret is kept, not the secret itself.
-    if any(char.isspace() or char in "/\\:" for char in value):
+    # "settings.DbPass2" is code that reads the secret.
+    if _DOTTED_IDENTIFIER_RE.fullmatch(value):
         return False
-    # Pure hex is a commit SHA or a digest far more often than a credential.
-    if _PURE_HEX_RE.fullmatch(value) or not any(char.isalpha() for char in value):
+    # Pure hex is a commit SHA or a digest far more often than a credential, unless it is key-sized.
+    if _PURE_HEX_RE.fullmatch(value):
+        return len(value) >= _MIN_HEX_KEY_LENGTH
+    if not any(char.isalpha() for char in value):
         return False
-    classes = {_character_class(char) for char in value} - {None}
+    classes = _character_classes(value)
     if len(classes) < 3 and not {"digit", "symbol"} <= classes:
         return False
     return _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS
+
+
+def _looks_like_password(value: str) -> bool:
+    """A human-chosen password (``Summer2021!``): what password policies ask for, and not code."""
+    return (
+        len(value) >= _MIN_PASSWORD_LENGTH
+        and not _names_a_location(value)
+        and not _DOTTED_IDENTIFIER_RE.fullmatch(value)
+        and len(_character_classes(value)) >= 3
+    )
 
 
 def _is_url_password(match: re.Match[str]) -> bool:
@@ -130,8 +177,39 @@ def _is_random_non_placeholder(match: re.Match[str]) -> bool:
     return not _is_placeholder(value) and _looks_random(value)
 
 
-def _has_digit(match: re.Match[str]) -> bool:
-    return any(char.isdigit() for char in match[0])
+def _is_real_token(match: re.Match[str]) -> bool:
+    return not _is_placeholder_body(match["body"])
+
+
+def _is_openai_key(match: re.Match[str]) -> bool:
+    return _is_real_token(match) and any(char.isdigit() for char in match["body"])
+
+
+def _is_private_key(match: re.Match[str]) -> bool:
+    # "the file starts with -----BEGIN OPENSSH PRIVATE KEY-----" names a key without pasting one.
+    body = match["body"]
+    return _KEY_MATERIAL_RE.search(body) is not None and not _is_placeholder_body(body)
+
+
+def _is_non_placeholder(match: re.Match[str]) -> bool:
+    return not _is_placeholder(match["value"])
+
+
+def _is_password(match: re.Match[str]) -> bool:
+    value = match["value"]
+    return not _is_placeholder(value) and (_looks_random(value) or _looks_like_password(value))
+
+
+def _is_assigned_secret(match: re.Match[str]) -> bool:
+    value = match["value"]
+    if _is_placeholder(value):
+        return False
+    if _looks_random(value):
+        return True
+    # A password field holds whatever a person typed, so policy-shaped values count there; but only after
+    # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
+    assigned = match["separator"].strip() != "" or match["name"].startswith("-")
+    return match["password"] is not None and assigned and _looks_like_password(value)
 
 
 # Prefixed tokens count only at the start of a word, so "task-queue-restart-2024-11-30" is not an "sk-" key.
@@ -140,11 +218,21 @@ _WORD_START = r"(?<![A-Za-z0-9_])"
 # A JWT never follows base64url characters; starting only at the beginning of such a run also keeps
 # "eyJeyJeyJ..." linear, since its tail (a dot after a long run) can fail.
 _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
-# The spec's "client_secret" is covered by "secret", since any name characters may come before the suffix.
-# "secret_key" is ours: Django's SECRET_KEY is the secret most likely to be pasted into this project.
+# Any name characters may come before a suffix, so "secret" covers the spec's "client_secret" and "pass"
+# covers "DB_PASS"; "pass" must start a word ("bypass" is not a password) or a camelCase part ("dbPass").
+# The "[_-]?" forms admit camelCase JSON keys ("secretKey", "apiKey"). The key names are ours beyond the
+# spec's: Django's SECRET_KEY, Rails' secret_key_base, and the usual names of encryption and signing keys.
 _SECRET_NAME_SUFFIX = (
-    r"(?:password|passwd|pwd|secret|secret_key|token|api_key|api-key|apikey|access_key|private_key|auth_key"
-    r"|credentials?)"
+    r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
+    r"|secret(?:[_-]?key(?:[_-]?base)?)?|token|credentials?"
+    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app)[_-]?key)"
+)
+# Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
+# and sshpass take it as the next argument. The flag must come within 100 characters on the same line
+# (longer than any real invocation before "-p"), which keeps a line of repeated command names linear.
+_PASSWORD_COMMANDS = (
+    r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
+    r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|helm) login)"
 )
 
 _RULES: tuple[_Rule, ...] = (
@@ -154,51 +242,164 @@ _RULES: tuple[_Rule, ...] = (
         # A key whose END line is missing (truncated paste) is redacted to the end of the text.
         re.compile(
             r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,40})PRIVATE KEY(?P<block> BLOCK|)-----"
-            r"(?:.*?-----END (?P=kind)PRIVATE KEY(?P=block)-----|.*)",
+            r"(?P<body>.*?-----END (?P=kind)PRIVATE KEY(?P=block)-----|.*)",
             re.DOTALL,
         ),
+        accepts=_is_private_key,
     ),
     _Rule(
         "aws-access-key",
         "AWS access key",
-        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", re.ASCII),
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)(?P<body>[0-9A-Z]{16})\b", re.ASCII),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "aws-secret-key",
+        "AWS secret access key",
+        # Env, credentials-file, CLI-config and JSON ("SecretAccessKey") spellings of the one name; the key
+        # itself is 40 base64 characters, about half of them holding a "/".
+        re.compile(
+            _WORD_START + r"(?:aws_?)?secret_?access_?key[\"']?\s*+[:=]\s*+[\"']?"
+            r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+            re.IGNORECASE,
+        ),
+        # The name says what the value is, so only placeholders are refused: a real key may hold a word.
+        accepts=_is_non_placeholder,
+    ),
+    _Rule(
+        "aws-session-token",
+        "AWS session token",
+        # Session tokens run to several hundred base64 characters; 100 is far below any real one.
+        re.compile(
+            _WORD_START + r"(?:aws_?session_?token|sessiontoken|x-amz-security-token)[\"']?\s*+[:=]\s*+[\"']?"
+            r"(?P<value>[A-Za-z0-9/+]{100,}+=*+)",
+            re.IGNORECASE,
+        ),
+        accepts=_is_non_placeholder,
     ),
     _Rule(
         "github-token",
         "GitHub token",
-        re.compile(_WORD_START + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})"),
+        re.compile(
+            _WORD_START
+            + r"(?:gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})|github_pat_(?P<pat>[A-Za-z0-9_]{50,255}))"
+        ),
+        accepts=lambda match: not _is_placeholder_body(match["body"] or match["pat"]),
     ),
-    _Rule("gitlab-token", "GitLab token", re.compile(_WORD_START + r"glpat-[A-Za-z0-9_-]{20,}")),
-    _Rule("anthropic-key", "Anthropic API key", re.compile(_WORD_START + r"sk-ant-[A-Za-z0-9_-]{20,}")),
+    _Rule(
+        "gitlab-token",
+        "GitLab token",
+        # Personal, runner, deploy, pipeline-trigger, feed, OAuth, CI-build and agent tokens, and the legacy
+        # runner registration tokens that start with GR1348941.
+        re.compile(
+            _WORD_START + r"(?:gl(?:pat|rt|dt|ptt|ft|soat|oas|cbt|imt|agent|ffct)-|GR1348941)"
+            r"(?P<body>[A-Za-z0-9_-]{20,})"
+        ),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "anthropic-key",
+        "Anthropic API key",
+        re.compile(_WORD_START + r"sk-ant-(?P<body>[A-Za-z0-9_-]{20,})"),
+        accepts=_is_real_token,
+    ),
     _Rule(
         "openai-key",
         "OpenAI API key",
         # The possessive prefix makes the 20 characters count after "proj-" etc., as they do in real keys.
-        re.compile(_WORD_START + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?+[A-Za-z0-9_-]{20,}"),
-        accepts=_has_digit,
+        re.compile(_WORD_START + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?+(?P<body>[A-Za-z0-9_-]{20,})"),
+        accepts=_is_openai_key,
     ),
-    _Rule("slack-token", "Slack token", re.compile(_WORD_START + r"xox[abposr]-[A-Za-z0-9-]{10,}")),
+    _Rule(
+        "slack-token",
+        "Slack token",
+        # xoxe is a refresh token, xapp an app-level token.
+        re.compile(_WORD_START + r"(?:xox[abposre]|xapp)-(?P<body>[A-Za-z0-9-]{10,})"),
+        accepts=_is_real_token,
+    ),
     _Rule(
         "slack-webhook",
         "Slack webhook URL",
-        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}"),
+        re.compile(r"https://hooks\.slack\.com/services/(?P<body>[A-Za-z0-9_/]{20,})"),
+        accepts=_is_real_token,
     ),
     _Rule(
-        "stripe-key", "Stripe API key", re.compile(_WORD_START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}")
+        "stripe-key",
+        "Stripe API key",
+        re.compile(_WORD_START + r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{20,})"),
+        accepts=_is_real_token,
     ),
-    _Rule("google-api-key", "Google API key", re.compile(_WORD_START + r"AIza[0-9A-Za-z_-]{35}")),
-    _Rule("npm-token", "npm token", re.compile(_WORD_START + r"npm_[A-Za-z0-9]{36}")),
-    _Rule("huggingface-token", "Hugging Face token", re.compile(_WORD_START + r"hf_[A-Za-z0-9]{30,}")),
-    _Rule("kenfold-key", "Kenfold API key", re.compile(_WORD_START + r"kf_[A-Za-z0-9_-]{43}")),
     _Rule(
-        "kenfold-oauth-token", "Kenfold OAuth token", re.compile(_WORD_START + r"kf[arc]_[A-Za-z0-9_-]{43}")
+        "stripe-webhook-secret",
+        "webhook signing secret",
+        # Stripe's are base62; Svix and the services built on it use the same prefix with base64.
+        re.compile(_WORD_START + r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+=*+)"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "google-api-key",
+        "Google API key",
+        re.compile(_WORD_START + r"AIza(?P<body>[0-9A-Za-z_-]{35})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "google-oauth-client-secret",
+        "Google OAuth client secret",
+        re.compile(_WORD_START + r"GOCSPX-(?P<body>[A-Za-z0-9_-]{24,})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "google-oauth-token",
+        "Google OAuth access token",
+        re.compile(_WORD_START + r"ya29\.(?P<body>[A-Za-z0-9_-]{20,})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "npm-token",
+        "npm token",
+        re.compile(_WORD_START + r"npm_(?P<body>[A-Za-z0-9]{36})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "pypi-token",
+        "PyPI token",
+        # Every PyPI token is a macaroon whose first bytes encode "pypi.org", hence the fixed start.
+        re.compile(_WORD_START + r"pypi-AgEIcHlwaS5vcmc(?P<body>[A-Za-z0-9_-]{50,})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "huggingface-token",
+        "Hugging Face token",
+        re.compile(_WORD_START + r"hf_(?P<body>[A-Za-z0-9]{30,})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "kenfold-key",
+        "Kenfold API key",
+        re.compile(_WORD_START + r"kf_(?P<body>[A-Za-z0-9_-]{43})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "kenfold-oauth-token",
+        "Kenfold OAuth token",
+        re.compile(_WORD_START + r"kf[arc]_(?P<body>[A-Za-z0-9_-]{43})"),
+        accepts=_is_real_token,
     ),
     _Rule(
         "jwt",
         "JWT",
         re.compile(
-            _BASE64URL_RUN_START + r"eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,}"
+            _BASE64URL_RUN_START
+            + r"(?P<body>eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,})"
         ),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "sentry-dsn",
+        "Sentry DSN key",
+        # The key is the DSN's user name (32 hex digits), with no password after it.
+        re.compile(r"https?://(?P<value>[0-9a-f]{32})@", re.IGNORECASE),
+        accepts=_is_non_placeholder,
     ),
     _Rule(
         "url-credentials",
@@ -219,17 +420,38 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_random_non_placeholder,
     ),
     _Rule(
+        "npm-auth-token",
+        "npm registry credential",
+        # .npmrc lines: "//registry.example.com/:_authToken=..." or a bare "_auth=..." at the start of a line.
+        # Tokens of other registries are UUIDs or base64, which "looks random" would refuse. The value stops
+        # at ":" so that a value rejected as a placeholder never holds the start of the next match.
+        re.compile(
+            r"(?:(?<=:)|(?<![^\n]))_(?:authToken|auth|password)[ \t]*+=[ \t]*+[\"']?(?P<value>[^\s\"':]{8,})"
+        ),
+        accepts=_is_non_placeholder,
+    ),
+    _Rule(
+        "command-line-password",
+        "password on a command line",
+        re.compile(
+            _WORD_START
+            + _PASSWORD_COMMANDS
+            + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++)?+[\"']?(?P<value>[^\s\"'`]+)"
+        ),
+        accepts=_is_password,
+    ),
+    _Rule(
         "secret-assignment",
         "random-looking value assigned to a secret-named field",
         # Starts at the beginning of the text or after whitespace or an opening delimiter; "export NAME=" and
         # "--name=" need no special case because the name starts after the space and may contain "-".
         # ":=" and "=>" (Go, Ruby, PHP) are accepted besides the spec's ":" "=" and whitespace.
         re.compile(
-            r"(?<![^\s\"'{(,;])[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r"[\"']?"
-            r"(?:\s*+(?::=|=>|[:=])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?<![^\s\"'{(,;])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?"
+            r"(?P<separator>\s*+(?::=|=>|[:=])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
-        accepts=_is_random_non_placeholder,
+        accepts=_is_assigned_secret,
     ),
 )
 
