@@ -44,7 +44,10 @@ class _Rule:
     accepts: Callable[[re.Match[str]], bool] | None = None
 
 
-_PLACEHOLDER_PREFIXES = ("$", "%", "{{", "<")
+_PLACEHOLDER_PREFIXES = ("$", "{{", "<")
+# "%DB_PASS%" (Windows), "%(password)s" and "%{DB_PASS}" are placeholders; "%2ACoffee2027" in a URL is a
+# percent-encoded password.
+_PERCENT_PLACEHOLDER_RE = re.compile(r"%(?:[A-Za-z_][A-Za-z0-9_]*+%|[({])")
 _PLACEHOLDER_WORDS = (
     "changeme",
     "change-me",
@@ -72,13 +75,15 @@ _PLACEHOLDER_WORDS = (
     "os.getenv",
 )
 # The random body of a provider token contains a given four-letter word by chance about once in 30,000
-# tokens, and a JWT body is hundreds of characters long, so bodies are held to the longer words and to the
-# runs of x that documentation uses ("ghp_xxxx...", "AKIAXXXXXXXXXXXXXXXX", "AKIAIOSFODNN7EXAMPLE").
-_TOKEN_PLACEHOLDER_WORDS = (*(word for word in _PLACEHOLDER_WORDS if len(word) >= 5), "xxxx")
+# tokens, and a JWT or a session token runs to hundreds of characters, so bodies are held to the longer
+# words and to the runs of x that documentation uses, in one case ("ghp_xxxx...", "AKIAXXXXXXXXXXXXXXXX",
+# "AKIAIOSFODNN7EXAMPLE").
+_TOKEN_PLACEHOLDER_WORDS = tuple(word for word in _PLACEHOLDER_WORDS if len(word) >= 5)
+_TOKEN_PLACEHOLDER_RUNS = ("xxxx", "XXXX")
 _PURE_HEX_RE = re.compile(r"[0-9a-fA-F]+")
-# Base64 output ("openssl rand -base64 32", AWS secret keys) holds "/" and "+" but, unlike a path, never
-# starts with "/", holds no dots, and has a lower-case word of four letters between slashes ("config/",
-# "/keys") in well under 1 of 1000 keys.
+# Base64 output ("openssl rand -base64 32", AWS secret keys) holds "/" and "+" but, unlike a path, holds no
+# dots and has a lower-case word of four letters between slashes ("config/", "/keys") in well under 1 of
+# 1000 keys.
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
 _PATH_WORD_RE = re.compile(r"(?:^|/)[a-z]{4,}+(?:/|$)")
 _DOTTED_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -89,6 +94,7 @@ _MIN_RANDOM_ENTROPY_BITS = 3.5
 # (40) and as long as a SHA-256 digest, which nobody assigns to a secret-named field.
 _MIN_HEX_KEY_LENGTH = 64
 _MIN_PASSWORD_LENGTH = 8
+_MIN_RANDOM_LETTERS_LENGTH = 20
 _URL_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?^~-_")
 
 
@@ -96,6 +102,7 @@ def _is_placeholder(value: str) -> bool:
     lowered = value.lower()
     return (
         value.startswith(_PLACEHOLDER_PREFIXES)
+        or _PERCENT_PLACEHOLDER_RE.match(value) is not None
         or any(word in lowered for word in _PLACEHOLDER_WORDS)
         or len(set(value)) == 1
     )
@@ -103,7 +110,11 @@ def _is_placeholder(value: str) -> bool:
 
 def _is_placeholder_body(body: str) -> bool:
     lowered = body.lower()
-    return any(word in lowered for word in _TOKEN_PLACEHOLDER_WORDS) or len(set(body)) == 1
+    return (
+        any(word in lowered for word in _TOKEN_PLACEHOLDER_WORDS)
+        or any(run in body for run in _TOKEN_PLACEHOLDER_RUNS)
+        or len(set(body)) == 1
+    )
 
 
 def _character_class(char: str) -> str | None:
@@ -132,9 +143,12 @@ def _names_a_location(value: str) -> bool:
     """Paths, URLs and references (``vault:db``) say where a secret is kept, not what it is."""
     if any(char.isspace() or char in "\\:" for char in value):
         return True
-    return "/" in value and (
-        value.startswith("/") or not _BASE64_RE.fullmatch(value) or _PATH_WORD_RE.search(value) is not None
-    )
+    if "/" not in value:
+        return False
+    if not _BASE64_RE.fullmatch(value) or _PATH_WORD_RE.search(value) is not None:
+        return True
+    # One base64 key in 64 starts with "/"; padding tells it from an absolute path.
+    return value.startswith("/") and not (value.endswith("=") and len(value) % 4 == 0)
 
 
 def _looks_random(value: str) -> bool:
@@ -150,9 +164,17 @@ def _looks_random(value: str) -> bool:
     if not any(char.isalpha() for char in value):
         return False
     classes = _character_classes(value)
-    if len(classes) < 3 and not {"digit", "symbol"} <= classes:
+    if len(classes) < 3 and not {"digit", "symbol"} <= classes and not _has_random_case(value, classes):
         return False
     return _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS
+
+
+def _has_random_case(value: str, classes: set[str]) -> bool:
+    # One random 32-letter key in 300 has no digit. Its case flips at random, so upper case is about half of
+    # it; CamelCase names ("AbstractSingletonProxyFactoryBean") stay below a third.
+    if classes != {"upper", "lower"} or len(value) < _MIN_RANDOM_LETTERS_LENGTH:
+        return False
+    return 1 / 3 <= sum(char.isupper() for char in value) / len(value) <= 2 / 3
 
 
 def _looks_like_password(value: str) -> bool:
@@ -195,9 +217,22 @@ def _is_non_placeholder(match: re.Match[str]) -> bool:
     return not _is_placeholder(match["value"])
 
 
-def _is_password(match: re.Match[str]) -> bool:
+def _is_real_key(match: re.Match[str]) -> bool:
+    # For a value the name identifies and the pattern confines to key characters, such as a session token
+    # of several hundred base64 characters, which holds a four-letter word by chance once in 250.
+    return not _is_placeholder_body(match["value"])
+
+
+def _is_command_line_password(match: re.Match[str]) -> bool:
+    # The flag says what the value is, so two classes of characters are enough ("8ER6O0H6681S"); one is not,
+    # because "mysql -p shop" (with a space) prompts for the password and names the database.
     value = match["value"]
-    return not _is_placeholder(value) and (_looks_random(value) or _looks_like_password(value))
+    return (
+        len(value) >= _MIN_PASSWORD_LENGTH
+        and not _is_placeholder(value)
+        and not _names_a_location(value)
+        and len(_character_classes(value)) >= 2
+    )
 
 
 def _is_assigned_secret(match: re.Match[str]) -> bool:
@@ -263,8 +298,8 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
             re.IGNORECASE,
         ),
-        # The name says what the value is, so only placeholders are refused: a real key may hold a word.
-        accepts=_is_non_placeholder,
+        # The name says what the value is, so only placeholders are refused.
+        accepts=_is_real_key,
     ),
     _Rule(
         "aws-session-token",
@@ -275,7 +310,7 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<value>[A-Za-z0-9/+]{100,}+=*+)",
             re.IGNORECASE,
         ),
-        accepts=_is_non_placeholder,
+        accepts=_is_real_key,
     ),
     _Rule(
         "github-token",
@@ -399,7 +434,7 @@ _RULES: tuple[_Rule, ...] = (
         "Sentry DSN key",
         # The key is the DSN's user name (32 hex digits), with no password after it.
         re.compile(r"https?://(?P<value>[0-9a-f]{32})@", re.IGNORECASE),
-        accepts=_is_non_placeholder,
+        accepts=_is_real_key,
     ),
     _Rule(
         "url-credentials",
@@ -438,7 +473,7 @@ _RULES: tuple[_Rule, ...] = (
             + _PASSWORD_COMMANDS
             + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++)?+[\"']?(?P<value>[^\s\"'`]+)"
         ),
-        accepts=_is_password,
+        accepts=_is_command_line_password,
     ),
     _Rule(
         "secret-assignment",
