@@ -312,14 +312,18 @@ _RULES: tuple[_Rule, ...] = (
         ),
         accepts=_is_real_key,
     ),
+    # Classic and fine-grained GitHub tokens: one rule id, two patterns, since a group name cannot repeat.
     _Rule(
         "github-token",
         "GitHub token",
-        re.compile(
-            _WORD_START
-            + r"(?:gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})|github_pat_(?P<pat>[A-Za-z0-9_]{50,255}))"
-        ),
-        accepts=lambda match: not _is_placeholder_body(match["body"] or match["pat"]),
+        re.compile(_WORD_START + r"gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "github-token",
+        "GitHub token",
+        re.compile(_WORD_START + r"github_pat_(?P<body>[A-Za-z0-9_]{50,255})"),
+        accepts=_is_real_token,
     ),
     _Rule(
         "gitlab-token",
@@ -477,7 +481,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "secret-assignment",
-        "random-looking value assigned to a secret-named field",
+        "credential assigned to a secret-named field",
         # Starts at the beginning of the text or after whitespace or an opening delimiter; "export NAME=" and
         # "--name=" need no special case because the name starts after the space and may contain "-".
         # ":=" and "=>" (Go, Ruby, PHP) are accepted besides the spec's ":" "=" and whitespace.
