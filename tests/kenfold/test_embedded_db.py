@@ -14,8 +14,7 @@ import psycopg
 import pytest
 
 from kenfold.embedded_db import EmbeddedCluster
-
-from .helpers import REPO, kenfold_env, manage
+from tests.processes import REPO, kenfold_env, manage
 
 
 @pytest.fixture
