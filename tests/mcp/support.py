@@ -69,12 +69,15 @@ def serve(home: Path, keys: dict[str, str], **env: str) -> Iterator[KenfoldServe
 
 @asynccontextmanager
 async def mcp_client(
-    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest"
+    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest", timeout: float = 30
 ) -> AsyncIterator[Client]:
-    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header)."""
+    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header).
+
+    The latency benchmark's simulated agents are these clients too (bench/latency/phases.py).
+    """
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
         Client(
             streamable_http_client(url, http_client=http),
             mode=mode,
