@@ -35,14 +35,15 @@ def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str
     `repo`'s code on PYTHONPATH, then `extra`.
 
     PYTHONPATH is set, not inherited: the shared venv holds an editable install of one checkout, and a
-    child of another checkout (gunicorn imports the app by name) must import its own code.
+    child of another checkout (gunicorn imports the app by name) must import its own code: the root, and
+    client/ where the checkout has one (the client distribution, whose kenfold_common the server imports).
     """
     env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
     env |= {
         "KENFOLD_HOME": str(home),
         "KENFOLD_EMBEDDED_DURABLE": "false",
         "DJANGO_SETTINGS_MODULE": "kenfold.settings",
-        "PYTHONPATH": str(repo),
+        "PYTHONPATH": os.pathsep.join(str(path) for path in (repo, repo / "client") if path.is_dir()),
     }
     return env | extra
 
