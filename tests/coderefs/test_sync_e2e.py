@@ -13,10 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kenfold.embedded_db import EmbeddedCluster
 from tests.client.support import Repo
-from tests.kenfold.helpers import manage
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
+from tests.processes import manage, stop_cluster
 
 pytestmark = pytest.mark.anyio
 PROJECT = "https://github.com/acme/shop.git"
@@ -44,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
         with serve(home, keys, KENFOLD_EMBED="off") as started:
             yield started
     finally:
-        EmbeddedCluster(home=home).stop()
+        stop_cluster(home)
 
 
 @pytest.fixture

@@ -14,15 +14,14 @@ import psycopg
 import pytest
 
 from kenfold.embedded_db import EmbeddedCluster
-
-from .helpers import REPO, kenfold_env, manage
+from tests.processes import REPO, kenfold_env, manage, stop_cluster
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
     home = tmp_path / "home"
     yield home
-    EmbeddedCluster(home=home).stop()
+    stop_cluster(home)
 
 
 def test_two_processes_starting_at_once_share_one_server(home: Path) -> None:

@@ -5,9 +5,7 @@ from pathlib import Path
 
 import httpx
 
-from kenfold.embedded_db import EmbeddedCluster
-
-from .helpers import free_port, kenfold_env, manage, running, server_output
+from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
 
 
 def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Path) -> None:
@@ -47,11 +45,11 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
 
             manage(home, "db", "start")
             assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
-            assert server.poll() is None
-        output = server_output(server)
+            assert server.process.poll() is None
+        output = server.output()
         assert "Next steps" in output and "key create" in output
     finally:
-        EmbeddedCluster(home=home).stop()
+        stop_cluster(home)
 
 
 def test_serve_refuses_a_schema_that_is_behind(tmp_path: Path) -> None:
@@ -60,4 +58,4 @@ def test_serve_refuses_a_schema_that_is_behind(tmp_path: Path) -> None:
         result = manage(home, "serve", check=False)
         assert result.returncode != 0 and "schema is out of date" in result.stderr
     finally:
-        EmbeddedCluster(home=home).stop()
+        stop_cluster(home)

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from kenfold_common import env
-
-from .helpers import REPO, kenfold_env, manage
+from tests.processes import REPO, kenfold_env, manage
 
 SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "client", "scripts"]
 

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from kenfold.embedded_db import EmbeddedCluster
+from tests.processes import manage, stop_cluster
 
-from ..kenfold.helpers import manage
 from .support import AGENT_A, AGENT_B, KenfoldServer, serve
 
 
@@ -22,4 +21,4 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
         with serve(home, keys) as started:
             yield started
     finally:
-        EmbeddedCluster(home=home).stop()
+        stop_cluster(home)

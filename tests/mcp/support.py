@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Implementation
 
-from ..kenfold.helpers import free_port, kenfold_env, manage, running, server_output
+from tests.processes import Running, free_port, kenfold_env, manage, running
 
 MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
 AGENT_A = "claude-code"
@@ -37,7 +37,7 @@ class KenfoldServer:
     home: Path
     base: str
     keys: dict[str, str]
-    process: subprocess.Popen[str]
+    running: Running
 
     @property
     def url(self) -> str:
@@ -50,7 +50,7 @@ class KenfoldServer:
         return self.manage("key", "create", agent, *flags).stdout.strip()
 
     def log(self) -> str:
-        return server_output(self.process)
+        return self.running.output()
 
 
 @contextmanager
@@ -63,18 +63,21 @@ def serve(home: Path, keys: dict[str, str], **env: str) -> Iterator[KenfoldServe
     argv.append("--no-control-socket")
     base = f"http://127.0.0.1:{port}"
     process_env = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", **env)
-    with running(argv, env=process_env, ready_url=f"{base}/healthz") as process:
-        yield KenfoldServer(home=home, base=base, keys=keys, process=process)
+    with running(argv, env=process_env, ready_url=f"{base}/healthz") as started:
+        yield KenfoldServer(home=home, base=base, keys=keys, running=started)
 
 
 @asynccontextmanager
 async def mcp_client(
-    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest"
+    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest", timeout: float = 30
 ) -> AsyncIterator[Client]:
-    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header)."""
+    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header).
+
+    The latency benchmark's simulated agents are these clients too (bench/latency/phases.py).
+    """
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
         Client(
             streamable_http_client(url, http_client=http),
             mode=mode,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from kenfold.embedded_db import EmbeddedCluster
+from tests.processes import manage
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
-from ..kenfold.helpers import manage
 from .support import AGENT_A, call, mcp_client, recall_ids, serve
 
 pytestmark = pytest.mark.anyio

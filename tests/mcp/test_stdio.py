@@ -16,8 +16,8 @@ from mcp_types import Implementation
 
 from kenfold.embedded_db import EmbeddedCluster
 from kenfold.mcp.server import internal_error_message
+from tests.processes import REPO, kenfold_env
 
-from ..kenfold.helpers import REPO, kenfold_env
 from .support import AGENT_A, INITIALIZE, MODES, TOOL_NAMES, KenfoldServer, call, mcp_client, tool_error_text
 
 pytestmark = pytest.mark.anyio

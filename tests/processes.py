@@ -1,0 +1,140 @@
+"""Running Kenfold processes from outside: manage.py commands, servers on free ports, the embedded cluster.
+
+Shared by the tests and the latency benchmark (`python -m bench.latency`, which imports this module with
+the repository root on sys.path). `repo` is the checkout whose code a child runs; the default is this one,
+the benchmark passes another to measure older code with the same driver.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from kenfold.embedded_db import EmbeddedCluster
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str]:
+    """A child's environment: none of this process's KENFOLD_* variables, a throwaway non-durable home,
+    `repo`'s code on PYTHONPATH, then `extra`.
+
+    PYTHONPATH is set, not inherited: the shared venv holds an editable install of one checkout, and a
+    child of another checkout (gunicorn imports the app by name) must import its own code: the root, and
+    client/ where the checkout has one (the client distribution, whose kenfold_common the server imports).
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
+    env |= {
+        "KENFOLD_HOME": str(home),
+        "KENFOLD_EMBEDDED_DURABLE": "false",
+        "DJANGO_SETTINGS_MODULE": "kenfold.settings",
+        "PYTHONPATH": os.pathsep.join(str(path) for path in (repo, repo / "client") if path.is_dir()),
+    }
+    return env | extra
+
+
+def manage(
+    home: Path, *args: str, repo: Path = REPO, check: bool = True, timeout: float = 120, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """`manage.py *args` of `repo` for `home`; with `check`, a non-zero exit raises with its output."""
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=repo,
+        env=kenfold_env(home, repo=repo, **extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and result.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@dataclass(frozen=True)
+class Running:
+    """A server started by `running`, and the file its output goes to."""
+
+    process: subprocess.Popen[str]
+    log_path: Path
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def running(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    ready_url: str,
+    cwd: Path = REPO,
+    log_path: Path | None = None,
+    timeout: float = 60,
+) -> Iterator[Running]:
+    """Run a server in its own process group until `ready_url` answers 200, yield it, then stop the group.
+
+    Its output goes to a file (`log_path`, else a temporary one), not a pipe: a chatty server (access
+    logs) would block once a pipe that nobody reads is full.
+    """
+    if log_path is None:
+        with tempfile.NamedTemporaryFile(prefix="kenfold-server-", suffix=".log", delete=False) as handle:
+            log_path = Path(handle.name)
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
+        started = Running(process=process, log_path=log_path)
+        try:
+            _wait_ready(started, ready_url, timeout=timeout)
+            yield started
+        finally:
+            _stop_group(process)
+
+
+def _wait_ready(server: Running, url: str, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(
+                f"{server.process.args[0]} exited before {url} answered:\n{server.output()[-3000:]}"
+            )
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer 200 within {timeout} s:\n{server.output()[-3000:]}")
+
+
+def _stop_group(process: subprocess.Popen[str]) -> None:
+    # The whole group, even if its leader has exited: `manage.py serve` execs gunicorn, whose workers (and
+    # a qcluster) are its children, and `make run` leaves its children running when make itself ends.
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def stop_cluster(home: Path) -> None:
+    """Stop the embedded PostgreSQL of `home` (nothing happens if it is not running)."""
+    EmbeddedCluster(home=home).stop()
