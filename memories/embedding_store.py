@@ -95,16 +95,6 @@ def embed_now(*, embedder: Embedder, memory: Memory) -> list[float] | None:
     return vector
 
 
-def embed_missing(*, embedders: Sequence[Embedder], memory_id: UUID) -> list[str]:
-    """Embed one memory with each of ``embedders`` that has no current vector of it; the models written."""
-    written = []
-    for embedder in embedders:
-        memory = _lacking_vector(embedder.name).filter(pk=memory_id).only("id", "content").first()
-        if memory is not None and embed_now(embedder=embedder, memory=memory) is not None:
-            written.append(embedder.name)
-    return written
-
-
 def _lacking_vector(model: str) -> QuerySet[Memory]:
     """Live memories without a vector of ``model`` for their current content."""
     return (

@@ -1,25 +1,13 @@
 """Background jobs run by the django-q2 worker (`python manage.py qcluster`)."""
 
 import logging
-from uuid import UUID
 
 from memories import providers
-from memories.embedding_store import backfill, embed_missing
+from memories.embedding_store import backfill
 
 log = logging.getLogger(__name__)
 
 BACKFILL_TASK = "memories.tasks.embeddings_backfill"
-EMBED_MEMORY_TASK = "memories.tasks.embed_memory"
-
-
-def embed_memory(memory_id: str) -> str:
-    """Embed one new memory with every configured model that has no current vector of it.
-
-    Queued on commit by remember and handoff, which embed with the primary model themselves; a model
-    that fails here is logged and left to the periodic backfill.
-    """
-    written = embed_missing(embedders=providers.embedders(), memory_id=UUID(memory_id))
-    return f"{memory_id}: embedded with {', '.join(written) or 'no model'}"
 
 
 def embeddings_backfill() -> str:

@@ -1,18 +1,16 @@
-"""Work after a write commits: the primary model embeds before the answer, the others through the job
-queue, and no failure after the commit reaches the agent (the backfill embeds what is missing)."""
+"""Work after a write commits: every configured model embeds before the answer, and no failure after the
+commit reaches the agent (the backfill embeds what is missing)."""
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from uuid import UUID
 
 import pytest
-from django_q.models import Task
+from django_q.models import OrmQ, Task
 
 from kenfold.caller import Caller
 from memories import services, tasks
 from memories.models import Memory, MemoryEmbedding
-from memories.tasks import EMBED_MEMORY_TASK
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -79,19 +77,12 @@ def test_an_unreachable_provider_fails_neither_remember_nor_handoff(
     assert vector_models(remembered.id) == vector_models(handoff.id) == {MODEL}
 
 
-def test_the_primary_model_embeds_inline_and_the_second_through_the_queued_task(
+def test_every_local_model_embeds_before_the_answer_and_nothing_is_queued(
     provider_env: Callable[..., None],
-    django_capture_on_commit_callbacks: Callable[..., AbstractContextManager[list[Callable[[], None]]]],
 ) -> None:
     provider_env(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
-    with django_capture_on_commit_callbacks(execute=False) as on_commit:
-        result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
-    assert vector_models(result.id) == {"all-minilm-l6-v2-int8"}, "the primary vector, before the answer"
-    assert Task.objects.filter(func=EMBED_MEMORY_TASK).count() == 0
-
-    for callback in on_commit:  # the commit: the task is queued, and django-q2's sync mode runs it
-        callback()
+    result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
     assert vector_models(result.id) == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
-    task = Task.objects.get(func=EMBED_MEMORY_TASK)
-    assert task.success and task.args == (result.id,)
-    assert task.result == f"{result.id}: embedded with use-multilingual-v3"
+    handoff = services.handoff_create(caller=AGENT, summary="Refunds half done.", project=REPO)
+    assert vector_models(handoff.id) == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
+    assert Task.objects.count() == 0 and OrmQ.objects.count() == 0, "no job for the worker"
