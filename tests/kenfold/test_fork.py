@@ -15,6 +15,8 @@ def backend_pid() -> int:
         return cursor.fetchone()[0]
 
 
+# The test's own process has threads (the pool's workers); the child only runs one query and leaves.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_forked_child_gets_its_own_database_session() -> None:
     assert connection.pool is not None, "the suite runs with the connection pool, as the server does"
     parent_before = backend_pid()
