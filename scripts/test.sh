@@ -19,8 +19,10 @@ if [ -n "${KENFOLD_TEST_DATABASE_URL:-}" ]; then
   export KENFOLD_DATABASE_URL="$KENFOLD_TEST_DATABASE_URL"
 fi
 
+# Two workers (pytest-xdist), one test database each on the same throwaway cluster; a module's tests stay
+# on one worker, so a module's server or cluster starts once. 3:10 against 4:52 in one process here.
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n 2 --dist loadfile "$@"
 status=$?
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, a suite that runs no test proves nothing.
