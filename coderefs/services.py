@@ -6,7 +6,7 @@ the first client that finds the file or symbol in a clean checkout fixes the has
 
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, IntegerField, OuterRef, Q, Subquery, Value, When
 
 from coderefs.extract import refs_for_memory
@@ -14,6 +14,7 @@ from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
+from kenfold.db_functions import xact_lock
 from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_symbol
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
@@ -78,8 +79,7 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
         # Checks of one project serialize: each recomputes its memories' code_state from every reference
         # (_refresh_code_state), and two overlapping checks could each miss the other's uncommitted
         # changes to different references of one memory.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"refs check\n{scope}"])
+        xact_lock("refs check", scope)
         for result in check.results:
             rows = CodeRef.objects.filter(scope=scope, path=result.path, symbol=result.symbol)
             if result.anchor_commit is None:

@@ -1,6 +1,21 @@
-"""SQL functions used as column defaults and in generated columns."""
+"""SQL functions used as column defaults and in generated columns, and the advisory lock writers share."""
 
-from django.db import models
+from django.db import connection, models
+
+
+def xact_lock(*parts: str, content: str | None = None) -> None:
+    """A transaction-scoped advisory lock on a text key (released at commit or rollback).
+
+    With `content`, the key ends with its content key (kenfold_content_key, as the column), so that two
+    texts that deduplicate to each other take the same lock.
+    """
+    key = "array_to_string(%s::text[], chr(10))"
+    params: list[object] = [list(parts)]
+    if content is not None:
+        key += " || chr(10) || kenfold_content_key(%s)"
+        params.append(content)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT pg_advisory_xact_lock(hashtextextended({key}, 0))", params)
 
 
 class UUIDv7(models.Func):

@@ -16,7 +16,7 @@ from django.db.models.lookups import Exact
 
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.db_functions import ContentKey
+from kenfold.db_functions import ContentKey, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
@@ -111,21 +111,6 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     return candidates.filter(_same_content(content)).order_by("-created_at", "-id").first()
 
 
-def _xact_lock(*parts: str, content: str | None = None) -> None:
-    """A transaction-scoped advisory lock on a text key (released at commit or rollback).
-
-    With `content`, the key ends with its content key (the same SQL function as the column), so that two
-    texts that deduplicate to each other take the same lock.
-    """
-    key = "array_to_string(%s::text[], chr(10))"
-    params: list[object] = [list(parts)]
-    if content is not None:
-        key += " || chr(10) || kenfold_content_key(%s)"
-        params.append(content)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT pg_advisory_xact_lock(hashtextextended({key}, 0))", params)
-
-
 def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[MemoryView]:
     """Up to three active memories in the same scope that say something close (best effort: a failure is
     logged and gives no hints, since the memory is already stored).
@@ -214,10 +199,10 @@ def memory_remember(
         if replaces_session_summary:
             # Summaries of one session differ in content, so the content lock alone would let two of them
             # both see "no previous summary". Taken before the content lock, always in this order.
-            _xact_lock("session", scope, caller.agent, session_id or "")
+            xact_lock("session", scope, caller.agent, session_id or "")
         # Keyed without the type on purpose: a typed and an untyped remember of the same text must
         # serialize, or both could miss each other's row and insert twice.
-        _xact_lock("remember", scope, content=content)
+        xact_lock("remember", scope, content=content)
         duplicate = _find_duplicate(scope=scope, content=content, type=type)
         if duplicate is not None:
             return RememberOutput(
@@ -433,7 +418,7 @@ def handoff_create(
     ttl = _ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
 
     with transaction.atomic():
-        _xact_lock("handoff", scope)
+        xact_lock("handoff", scope)
         previous = _handoffs(Memory.objects.filter(status=Status.ACTIVE), scope).order_by(
             "-created_at", "-id"
         )
