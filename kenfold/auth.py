@@ -10,10 +10,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from django.conf import settings
+
 from kenfold.caller import Caller
 from kenfold_common.errors import AuthenticationFailed
 from kenfold_common.identity import sanitize_agent_name
 from memories.keys import api_key_authenticate
+from oauth.resource import is_oauth_token, verify_access_token
 
 # Set by the guard for the duration of one request. The MCP SDK runs tool handlers in tasks that copy
 # the request task's context, so tools see the value the guard set.
@@ -21,7 +24,8 @@ _authenticated_caller: ContextVar[Caller | None] = ContextVar("kenfold_authentic
 
 
 def caller_from_authorization(header: str | None) -> Caller:
-    """The caller named by an `Authorization: Bearer kf_…` header, or AuthenticationFailed.
+    """The caller named by an `Authorization: Bearer …` header (an API key `kf_…`, or with OAuth on an
+    access token `kfa_…`), or AuthenticationFailed.
 
     Touches the database (the key lookup): run it in a thread, inside the request's DB scope. Database
     errors propagate unchanged, so the guard can answer 500 rather than a misleading 401.
@@ -34,7 +38,11 @@ def caller_from_authorization(header: str | None) -> Caller:
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise AuthenticationFailed("malformed Authorization header: expected `Authorization: Bearer <key>`")
-    key = api_key_authenticate(token=token.strip())
+    token = token.strip()
+    if settings.PUBLIC_URL and is_oauth_token(token):
+        info = verify_access_token(token=token)
+        return Caller(agent=info.agent, read_only=info.read_only, oauth_grant=info.grant_id)
+    key = api_key_authenticate(token=token)
     return Caller(agent=key.agent, read_only=key.read_only)
 
 

@@ -12,6 +12,9 @@ from kenfold_common.errors import PermissionDenied
 class Caller:
     agent: str
     read_only: bool = False
+    # Set for OAuth callers: a read-only grant asking to write gets HTTP 403 insufficient_scope, which
+    # makes an MCP client ask the owner for more (step-up), instead of a tool error.
+    oauth_grant: str | None = None
 
     def require_write(self, tool: str) -> None:
         if self.read_only:

@@ -20,6 +20,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.auth import authenticated_as, caller_from_authorization
 from kenfold_common.errors import AuthenticationFailed
+from oauth.resource import ALL_SCOPES as OAUTH_SCOPES
+from oauth.resource import challenge as oauth_challenge
 
 log = logging.getLogger(__name__)
 
@@ -63,17 +65,28 @@ class HostAllowlistMiddleware:
         return self.get_response(request)
 
 
+# Whether a request changes memory, from its method, path and body (read only when a read-only OAuth
+# caller needs the answer): the MCP endpoint looks at the JSON-RPC tool name, the REST API at the method.
+WriteCheck = Callable[[Scope, bytes], bool]
+
+
+def rest_writes(scope: Scope, body: bytes) -> bool:
+    return scope["method"] not in ("GET", "HEAD", "OPTIONS")
+
+
 class RequestGuard:
     """ASGI wrapper for API surfaces, outermost first: Host allowlist (403), cross-origin protection (403),
-    then the bearer API key (401), unless KENFOLD_AUTH=none.
+    then the bearer API key or OAuth access token (401), unless KENFOLD_AUTH=none; a read-only OAuth
+    grant asking to write gets 403 insufficient_scope.
 
     The authenticated caller is bound to the request's context for the wrapped app (kenfold.auth). A key
     is looked up on every request, so a revoked key fails on its very next one. The lookup needs the
     database: wrap this in a Django request scope.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, writes: WriteCheck = rest_writes) -> None:
         self.app = app
+        self.writes = writes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -93,14 +106,59 @@ class RequestGuard:
                 headers.get("authorization")
             )
         except AuthenticationFailed as exc:
-            return await _error(401, exc.message, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return await _error(401, exc.message, {"WWW-Authenticate": _challenge(headers)})(
+                scope, receive, send
+            )
         except Exception:
             # The database (or something else) failed: the key may be fine, so this is not a 401, which
             # would make clients throw their key away.
             log.exception("API key check failed")
             return await _error(500, AUTH_CHECK_FAILED)(scope, receive, send)
+        if caller.oauth_grant is not None and caller.read_only:
+            body = await _read_body(receive)
+            if self.writes(scope, body):
+                return await _error(
+                    403,
+                    "insufficient_scope: this client was granted read-only access; "
+                    "it needs memory:write, which the owner can grant by connecting it again",
+                    {"WWW-Authenticate": oauth_challenge(error="insufficient_scope", scope=OAUTH_SCOPES)},
+                )(scope, receive, send)
+            receive = _replay(body, receive)
         with authenticated_as(caller):
             await self.app(scope, receive, send)
+
+
+def _challenge(headers: Headers) -> str:
+    """401's WWW-Authenticate: with OAuth on, where a client finds the authorization server (RFC 9728)."""
+    if not settings.PUBLIC_URL:
+        return "Bearer"
+    given = bool(headers.get("authorization"))
+    return oauth_challenge(error="invalid_token" if given else None)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

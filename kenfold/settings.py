@@ -54,6 +54,40 @@ AttemptWithBackoff.DELAY_BACKOFF = 1.0
 _SESSION_OPTIONS = "-c hnsw.iterative_scan=relaxed_order"
 
 
+def _public_url(raw: str) -> str:
+    """KENFOLD_PUBLIC_URL in canonical form (spec §1.16): lowercase scheme and host, no default port, no
+    trailing slash. It is the OAuth issuer and the base of the one resource (`<public URL>/mcp`), so a
+    value that could be read two ways is refused rather than guessed at."""
+    from ipaddress import ip_address
+
+    parts = urlsplit(raw.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        raise ConfigError("KENFOLD_PUBLIC_URL must be an absolute https URL, e.g. https://memory.example.org")
+    if parts.username or parts.password or parts.query or parts.fragment or parts.path.strip("/"):
+        raise ConfigError(
+            "KENFOLD_PUBLIC_URL must be a base URL without a path, query or credentials, "
+            "e.g. https://memory.example.org (Kenfold serves /mcp and /oauth under it)"
+        )
+    try:
+        loopback = host == "localhost" or ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if scheme == "http" and not loopback:
+        raise ConfigError(
+            "KENFOLD_PUBLIC_URL must use https (http only on a loopback host such as 127.0.0.1); "
+            "put a TLS proxy in front of Kenfold (docs/deploy.md)"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError("KENFOLD_PUBLIC_URL has an invalid port") from None
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}"
+
+
 def _with_session_options(options: dict[str, str]) -> dict[str, str]:
     """Connection OPTIONS with ours appended to any libpq `options` the URL already gives."""
     given = options.get("options", "").strip()
@@ -104,6 +138,16 @@ try:
         h.lower() for h in env_list("KENFOLD_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "::1"])
     ]
     AUTH_MODE = env_choice("KENFOLD_AUTH", "apikey", ("apikey", "none"))
+    # OAuth for remote clients (the oauth app) is mounted only when the public URL is set.
+    PUBLIC_URL = _public_url(env_str("KENFOLD_PUBLIC_URL")) if env_str("KENFOLD_PUBLIC_URL") else ""
+    MCP_RESOURCE = PUBLIC_URL + "/mcp" if PUBLIC_URL else ""
+    OAUTH_DCR = env_bool("KENFOLD_OAUTH_DCR", True)
+    OAUTH_CIMD = env_bool("KENFOLD_OAUTH_CIMD", True)
+    if PUBLIC_URL:
+        # The public host is the one remote clients name in Host; allow it without a second setting.
+        _public_host = urlsplit(PUBLIC_URL).hostname or ""
+        if _public_host not in KENFOLD_ALLOWED_HOSTS:
+            KENFOLD_ALLOWED_HOSTS.append(_public_host)
     # The agent that `manage.py mcp` (stdio) attributes writes to; None means the client's own name.
     STDIO_AGENT = env_str("KENFOLD_AGENT") or None
     if STDIO_AGENT is not None and not is_valid_agent_name(STDIO_AGENT):
@@ -199,6 +243,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "ninja",
     "django_q",
+    # Always installed, so that its tables exist whatever KENFOLD_PUBLIC_URL says; mounted only with it.
+    "oauth2_provider",
     "memories",
     "coderefs",
     "oauth",
@@ -209,6 +255,9 @@ MIDDLEWARE = [
     "kenfold.http_guard.HostAllowlistMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The consent page's form (and the dashboard's): a cookie-based token, no session needed. The API and
+    # the OAuth endpoints that clients call are exempt (ninja's views and DOT's token views say so).
+    "django.middleware.csrf.CsrfViewMiddleware",
     "kenfold.api.ApiErrorShapeMiddleware",
 ]
 
@@ -237,6 +286,59 @@ USE_TZ = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+CSRF_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Strict"
+CSRF_COOKIE_SECURE = PUBLIC_URL.startswith("https://")
+# Behind a TLS proxy Django sees http; the browser's Origin is the public URL, which is ours.
+CSRF_TRUSTED_ORIGINS = [PUBLIC_URL] if PUBLIC_URL else []
+CSRF_FAILURE_VIEW = "oauth.views.csrf_failure"
+
+# The authorization server for remote clients (spec §1.16; ../shared/notes/oauth.md): django-oauth-toolkit
+# with the RFC 9700 gates on, Kenfold's validator and server class (oauth.validator), hashed storage.
+OAUTH2_PROVIDER = {
+    "SCOPES": {"memory:read": "Read memories", "memory:write": "Create and change memories (includes read)"},
+    "DEFAULT_SCOPES": ["memory:read"],
+    "OAUTH2_VALIDATOR_CLASS": "oauth.validator.KenfoldValidator",
+    "OAUTH2_SERVER_CLASS": "oauth.validator.KenfoldServer",
+    "ACCESS_TOKEN_GENERATOR": "oauth.tokens.access_token",
+    "REFRESH_TOKEN_GENERATOR": "oauth.tokens.refresh_token",
+    "CLIENT_ID_GENERATOR_CLASS": "oauth.tokens.ClientIdGenerator",
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 300,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # http stays allowed for loopback redirect URIs of native clients; oauth.clients refuses other http.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OIDC_ISS_ENDPOINT": PUBLIC_URL,
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "oauth.validator.audience_is_mcp_resource",
+    "DCR_ENABLED": bool(PUBLIC_URL) and OAUTH_DCR,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+    "CIMD_ENABLED": bool(PUBLIC_URL) and OAUTH_CIMD,
+    "CIMD_METADATA_FETCHER": "oauth.cimd.KenfoldCimdFetcher",
+    "CIMD_MAX_DOCUMENT_SIZE": 64 * 1024,
+    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    "CIMD_METADATA_MAX_AGE_SECONDS": 24 * 3600,
+}
+# Kenfold's own OAuth models point at DOT's swappable models; makemigrations needs their names.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
 
 # Background jobs (embedding backfill): django-q2 with the ORM broker, so PostgreSQL is the only
 # service. One worker process is enough for a person's memory; `poll` keeps the idle broker cheap.

@@ -1,5 +1,6 @@
+from django.conf import settings
 from django.contrib.staticfiles.views import serve
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.decorators.cache import cache_control
 
 from kenfold import views
@@ -15,3 +16,6 @@ urlpatterns = [
     # Anything else under /api/ answers in the API's own error shape, not with an HTML page.
     re_path(r"^api/(?P<rest>.*)$", not_found),
 ]
+# OAuth for remote clients exists only with a public URL: without one nothing of it is reachable.
+if settings.PUBLIC_URL:
+    urlpatterns.append(path("", include("oauth.urls")))

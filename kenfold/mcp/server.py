@@ -161,6 +161,11 @@ class KenfoldMCPServer(MCPServer):
             raise ToolError(f"{name}: {problems}") from exc.__cause__
 
 
+# The tools that only read; an OAuth grant without memory:write may call these and nothing else
+# (kenfold.mcp.transports.mcp_writes). A test keeps this in step with the tools' readOnlyHint.
+READ_ONLY_TOOLS = frozenset({"get_context", "recall"})
+
+
 def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
     """The Kenfold MCP server.
 

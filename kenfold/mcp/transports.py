@@ -6,6 +6,7 @@ request_started / request_finished signals, which close the connection afterward
 request would share one thread and a connection that is never closed (notes/mcp-sdk.md §3.3).
 """
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +20,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.http_guard import RequestGuard
-from kenfold.mcp.server import build_server
+from kenfold.mcp.server import READ_ONLY_TOOLS, build_server
 
 MCP_PATH = "/mcp"
 
@@ -76,6 +77,23 @@ class PostOnly:
         await self.app(scope, receive, send)
 
 
+def mcp_writes(scope: Scope, body: bytes) -> bool:
+    """Whether a JSON-RPC body calls a tool that changes memory (anything but READ_ONLY_TOOLS). A body
+    that is not JSON-RPC writes nothing; the SDK answers it with its own error."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    messages = message if isinstance(message, list) else [message]
+    for item in messages:
+        if isinstance(item, dict) and item.get("method") == "tools/call":
+            params = item.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if name not in READ_ONLY_TOOLS:
+                return True
+    return False
+
+
 def build_http_app() -> tuple[ASGIApp, Starlette]:
     """The guarded `/mcp` endpoint, and the SDK's own app (whose lifespan the router must run).
 
@@ -92,4 +110,4 @@ def build_http_app() -> tuple[ASGIApp, Starlette]:
         # default of a localhost-only allowlist, which would answer 421 to every other host.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return DjangoRequestScope(RequestGuard(PostOnly(sdk_app))), sdk_app
+    return DjangoRequestScope(RequestGuard(PostOnly(sdk_app), writes=mcp_writes)), sdk_app

@@ -1,0 +1,200 @@
+"""The owner's password and its lockout, and the owner's view of OAuth grants (spec §1.16).
+
+The lockout is one counter in the owner's row, updated in a row-locked transaction, so that five wrong
+passwords lock consent (and, later, the dashboard) for every worker and replica at once; the count is
+committed even when the attempt fails.
+"""
+
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import QuerySet
+from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
+
+from kenfold import clock
+from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
+from oauth.models import OAuthGrant, Owner
+from oauth.security import security_event
+
+MIN_PASSWORD_CHARS = 12
+MAX_PASSWORD_BYTES = 1024
+MAX_FAILURES = 5
+LOCK_DURATION = timedelta(minutes=15)
+# Argon2id as the spec fixes it: 64 MiB, 3 passes, 2 lanes, 32-byte hash, 16-byte salt.
+_HASHER = PasswordHasher(time_cost=3, memory_cost=64 * 1024, parallelism=2, hash_len=32, salt_len=16)
+# Each check holds 64 MiB for a moment; two at a time bounds what a flood of consent POSTs can take.
+_CHECKS = threading.BoundedSemaphore(2)
+OWNER_USERNAME = "kenfold-owner"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class PasswordNotSet(KenfoldError):
+    status_code = 403
+
+
+class ConsentLocked(KenfoldError):
+    status_code = 429
+
+
+class WrongPassword(KenfoldError):
+    status_code = 401
+
+
+def password_set(*, password: str) -> None:
+    """Set (or change) the owner's password and clear any lockout."""
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise InvalidInput(f"the password needs at least {MIN_PASSWORD_CHARS} characters")
+    if len(password.encode()) > MAX_PASSWORD_BYTES:
+        raise InvalidInput(f"the password is longer than {MAX_PASSWORD_BYTES} bytes")
+    hashed = _HASHER.hash(password)
+    with transaction.atomic():
+        owner, _ = Owner.objects.select_for_update().get_or_create(id=1)
+        owner.password_hash = hashed
+        owner.password_changed_at = clock.now()
+        owner.failures = 0
+        owner.locked_until = None
+        owner.save()
+    security_event("password changed")
+
+
+def password_check(*, password: str, remote: str) -> None:
+    """Pass, or raise PasswordNotSet, ConsentLocked or WrongPassword (the failure is counted)."""
+    with transaction.atomic():
+        owner = Owner.objects.select_for_update().filter(id=1).first()
+        if owner is None or not owner.password_hash:
+            raise PasswordNotSet("no owner password is set; the owner runs: python manage.py password")
+        now = clock.now()
+        if owner.locked_until is not None and owner.locked_until > now:
+            security_event("consent locked", remote=remote)
+            raise ConsentLocked("too many wrong passwords. Try again in 15 minutes")
+        if (
+            not password
+            or len(password.encode()) > MAX_PASSWORD_BYTES
+            or not _verify(owner.password_hash, password)
+        ):
+            owner.failures += 1
+            locked = owner.failures >= MAX_FAILURES
+            if locked:
+                owner.locked_until = now + LOCK_DURATION
+                owner.failures = 0
+            owner.save(update_fields=["failures", "locked_until"])
+            security_event("wrong password", remote=remote, locked=locked)
+            if locked:
+                security_event("lockout", remote=remote, minutes=int(LOCK_DURATION.total_seconds() // 60))
+            # Leave the transaction normally, so that the count is committed; the caller is told after.
+            failed = True
+        else:
+            if owner.failures or owner.locked_until:
+                owner.failures, owner.locked_until = 0, None
+                owner.save(update_fields=["failures", "locked_until"])
+            failed = False
+    if failed:
+        raise WrongPassword("wrong password")
+
+
+def _verify(hashed: str, password: str) -> bool:
+    with _CHECKS:
+        try:
+            return _HASHER.verify(hashed, password)
+        except (VerificationError, InvalidHashError):
+            return False
+
+
+def owner_user():
+    """The Django user DOT's Grant and token rows point to (one owner; nobody logs in as it)."""
+    user, created = get_user_model().objects.get_or_create(username=OWNER_USERNAME)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+@dataclass(frozen=True)
+class GrantRow:
+    grant: OAuthGrant
+    client_name: str
+    client_id: str
+
+
+def grant_list(*, include_revoked: bool = False) -> list[GrantRow]:
+    grants: QuerySet[OAuthGrant] = OAuthGrant.objects.select_related("application").filter(
+        code_redeemed_at__isnull=False
+    )
+    if not include_revoked:
+        grants = grants.filter(revoked_at__isnull=True)
+    return [
+        GrantRow(
+            grant=g,
+            client_name=g.application.name or g.application.client_id,
+            client_id=g.application.client_id,
+        )
+        for g in grants.order_by("created_at")
+    ]
+
+
+def grant_revoke(*, ident: str) -> OAuthGrant:
+    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+    ident = ident.strip().lower()
+    if len(ident) < 4 or any(c not in "0123456789abcdef-" for c in ident):
+        raise InvalidInput("give a grant id or at least its first 4 characters; see `oauth clients --all`")
+    candidates = [g for g in OAuthGrant.objects.all() if str(g.id).startswith(ident)]
+    if not candidates:
+        raise NotFound(f"no grant id starts with {ident}; see `oauth clients --all`")
+    if len(candidates) > 1:
+        raise InvalidInput(f"{len(candidates)} grants start with {ident}; give more of the id")
+    grant = candidates[0]
+    revoke_grant(grant=grant, reason="revoked by the owner")
+    grant.refresh_from_db()
+    return grant
+
+
+def revoke_grant(*, grant: OAuthGrant, reason: str) -> None:
+    """End a grant and every token issued under it. Idempotent; the first reason is kept."""
+    with transaction.atomic():
+        OAuthGrant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(
+            revoked_at=clock.now(), revoke_reason=reason
+        )
+        family = OAuthGrant.objects.values_list("token_family", flat=True).get(pk=grant.pk)
+        if family is not None:
+            refresh_tokens = get_refresh_token_model().objects.filter(token_family=family)
+            get_access_token_model().objects.filter(refresh_token__in=refresh_tokens).delete()
+            refresh_tokens.filter(revoked__isnull=True).update(revoked=clock.now())
+        # A code not yet redeemed dies with the grant.
+        get_grant_model().objects.filter(
+            application_id=grant.application_id, code=grant.code_checksum
+        ).delete()
+    security_event("grant revoked", grant=str(grant.pk), client=grant.application.client_id, reason=reason)
+
+
+def touch_grant(*, grant_id: object, last_used_at: object) -> None:
+    now = clock.now()
+    if last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION:
+        OAuthGrant.objects.filter(pk=grant_id).update(last_used_at=now)
+
+
+def prune(*, now=None) -> dict[str, int]:
+    """Hourly (django-q2): codes and tokens expired more than a day ago, and clients that never got a grant."""
+    now = now or clock.now()
+    cutoff = now - timedelta(days=1)
+    counts = {
+        "codes": get_grant_model().objects.filter(expires__lt=cutoff).delete()[0],
+        "access_tokens": get_access_token_model()
+        .objects.filter(expires__lt=cutoff, refresh_token__isnull=True)
+        .delete()[0],
+    }
+    RefreshToken = get_refresh_token_model()
+    stale_refresh = RefreshToken.objects.filter(revoked__lt=cutoff)
+    counts["refresh_tokens"] = stale_refresh.delete()[0]
+    from oauth2_provider.models import get_application_model
+
+    abandoned = get_application_model().objects.filter(created__lt=cutoff, kenfold_grants__isnull=True)
+    counts["clients"] = abandoned.delete()[0]
+    counts["unredeemed_grants"] = OAuthGrant.objects.filter(
+        code_redeemed_at__isnull=True, created_at__lt=cutoff
+    ).delete()[0]
+    return counts

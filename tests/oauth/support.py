@@ -1,0 +1,158 @@
+"""OAuth test support: a real Kenfold with KENFOLD_PUBLIC_URL set, the owner scripted on the consent page,
+and token storage for the MCP SDK's OAuth client."""
+
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from mcp.client.auth import AuthorizationCodeResult
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from tests.processes import Running, free_port, kenfold_env, manage, running
+
+PASSWORD = "correct horse battery staple"
+REDIRECT = "http://127.0.0.1:33418/callback"
+
+
+@dataclass(frozen=True)
+class OAuthServer:
+    home: Path
+    base: str
+    running: Running
+
+    @property
+    def mcp(self) -> str:
+        return self.base + "/mcp"
+
+    def log(self) -> str:
+        return self.running.output()
+
+
+@contextmanager
+def oauth_server(
+    home: Path, *, port: int | None = None, app: str = "kenfold.asgi:application", **env: str
+) -> Iterator[OAuthServer]:
+    """gunicorn -k asgi, one worker, with KENFOLD_PUBLIC_URL naming its own loopback address."""
+    port = port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    argv = [gunicorn, app, "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"]
+    environment = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", KENFOLD_PUBLIC_URL=base, **env)
+    with running(argv, env=environment, ready_url=f"{base}/healthz") as started:
+        yield OAuthServer(home=home, base=base, running=started)
+
+
+def prepare_home(home: Path, *, password: str = PASSWORD) -> None:
+    manage(home, "migrate", "--verbosity", "0")
+    set_password(home, password)
+
+
+def set_password(home: Path, password: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        [sys.executable, "manage.py", "password", "--stdin"],
+        input=password + "\n",
+        cwd=Path(__file__).resolve().parents[2],
+        env=kenfold_env(home),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+@dataclass
+class ConsentResult:
+    status: int
+    location: str
+    query: dict[str, list[str]]
+    page: str
+
+
+def consent_form(page: str) -> dict[str, str]:
+    """The hidden fields of the consent page (seal, CSRF token)."""
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page))
+    return {name: unescape(value) for name, value in fields.items()}
+
+
+def owner_decides(
+    url: str,
+    *,
+    decision: str = "approve",
+    access: str = "read",
+    agent: str = "remote-agent",
+    password: str = PASSWORD,
+    post_base: str | None = None,
+) -> ConsentResult:
+    """What the owner does in a browser: open the consent page, choose, type the password, submit.
+
+    `post_base` submits the form to another server (another worker or replica) than the one that showed it.
+    """
+    with httpx.Client(timeout=30) as browser:
+        page = browser.get(url)
+        if page.status_code != 200:
+            return ConsentResult(page.status_code, page.headers.get("location", ""), _query(page), page.text)
+        form = consent_form(page.text)
+        parts = urlsplit(url)
+        target = (post_base or f"{parts.scheme}://{parts.netloc}") + parts.path
+        origin = post_base or f"{parts.scheme}://{parts.netloc}"
+        answer = browser.post(
+            target,
+            data=form | {"decision": decision, "access": access, "agent": agent, "password": password},
+            headers={"Origin": origin, "Referer": url},
+        )
+        return ConsentResult(
+            answer.status_code, answer.headers.get("location", ""), _query(answer), answer.text
+        )
+
+
+def _query(response: httpx.Response) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(response.headers.get("location", "")).query)
+
+
+class ScriptedOwner:
+    """The MCP SDK's redirect and callback handlers, answered by the owner on the consent page."""
+
+    def __init__(self, *choices: str, agent: str = "remote-agent") -> None:
+        self.choices = list(choices)
+        self.agent = agent
+        self.urls: list[str] = []
+        self.last: ConsentResult | None = None
+
+    async def redirect_handler(self, url: str) -> None:
+        import asyncio
+
+        self.urls.append(url)
+        access = self.choices.pop(0) if self.choices else "write"
+        self.last = await asyncio.to_thread(owner_decides, url, access=access, agent=self.agent)
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        assert self.last is not None and self.last.status == 302, self.last
+        query = self.last.query
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
+        )
+
+
+class MemoryStorage:
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, info: OAuthClientInformationFull) -> None:
+        self.client_info = info
