@@ -14,7 +14,7 @@ trap cleanup EXIT
 export KENFOLD_HOME="$home"
 # A test cluster is thrown away afterwards, so it need not survive a power cut: this makes it much faster.
 export KENFOLD_EMBEDDED_DURABLE=false
-unset KENFOLD_DATABASE_URL KENFOLD_DATABASE_PASSWORD
+unset KENFOLD_DATABASE_URL KENFOLD_DATABASE_PASSWORD KENFOLD_PUBLIC_URL
 if [ -n "${KENFOLD_TEST_DATABASE_URL:-}" ]; then
   export KENFOLD_DATABASE_URL="$KENFOLD_TEST_DATABASE_URL"
 fi

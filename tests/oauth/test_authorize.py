@@ -1,0 +1,206 @@
+"""The authorization endpoint and the consent page (spec §1.16 "Authorize GET", "Consent page", "Consent
+POST"), in process: what is refused before the page, what the page shows, what the owner's POST may do."""
+
+import logging
+
+import pytest
+from django.test import Client
+
+from oauth.models import OAuthGrant, Owner
+from oauth2_provider.models import get_grant_model
+from tests.oauth.conftest import BASE, Flow, pkce, query_of
+from tests.oauth.support import PASSWORD, consent_form
+
+pytestmark = pytest.mark.django_db
+
+
+def _no_grant_written() -> None:
+    assert not OAuthGrant.objects.exists()
+    assert not get_grant_model().objects.exists()
+
+
+def test_unknown_client_or_unregistered_redirect_is_never_followed(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    for url in (
+        flow.authorize_url(challenge, client_id="kfd_unknown"),
+        flow.authorize_url(challenge, redirect_uri="https://attacker.example/cb"),
+        "/oauth/authorize?response_type=code",
+    ):
+        response = flow.browser.get(url)
+        assert response.status_code == 400
+        assert "Location" not in response
+        assert response["Content-Type"].startswith("text/plain")
+        assert "attacker.example" not in response.content.decode()
+    _no_grant_written()
+
+
+@pytest.mark.parametrize(
+    ("params", "error"),
+    [
+        ({"code_challenge": None, "code_challenge_method": None}, "invalid_request"),
+        ({"code_challenge_method": "plain"}, "invalid_request"),
+        ({"code_challenge_method": None}, "invalid_request"),
+        ({"code_challenge": "short"}, "invalid_request"),
+        ({"response_type": "token"}, "unsupported_response_type"),
+        ({"resource": "https://other.example/mcp"}, "invalid_target"),
+        ({"state": "s" * 1025}, "invalid_request"),
+    ],
+)
+def test_bad_requests_redirect_with_an_error_and_iss_before_the_consent_page(
+    flow: Flow, params: dict, error: str
+) -> None:
+    _verifier, challenge = pkce()
+    response = flow.browser.get(flow.authorize_url(challenge, **params))
+    assert response.status_code == 302
+    assert response["Location"].startswith("http://127.0.0.1:33418/callback?")
+    query = query_of(response["Location"])
+    assert query["error"] == error
+    assert query["iss"] == BASE
+    _no_grant_written()
+
+
+def test_resource_spellings_of_our_own_resource_are_accepted(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    for resource in ("http://LOCALHOST/mcp/", "http://localhost:80/mcp"):
+        assert flow.browser.get(flow.authorize_url(challenge, resource=resource)).status_code == 200
+
+
+def test_the_consent_page_shows_who_asks_and_offers_read_first(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    response = flow.browser.get(flow.authorize_url(challenge))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Test Client" in page and flow.client_id in page and "127.0.0.1" in page
+    assert 'value="read" checked' in page and 'value="write"' in page
+    assert 'name="agent" value="test-client"' in page
+    assert "returns to a program on the machine" in page  # loopback redirect warning
+    assert response["Content-Security-Policy"] == (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    )
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["Referrer-Policy"] == "no-referrer"
+    assert "no-store" in response["Cache-Control"]
+    assert "<script" not in page
+
+
+def test_write_is_not_offered_when_the_client_asked_only_to_read(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    url = flow.authorize_url(challenge, scope="memory:read")
+    assert 'value="write"' not in flow.browser.get(url).content.decode()
+    answer = flow.consent(url, access="write")
+    assert answer.status_code == 400
+    _no_grant_written()
+
+
+def test_unknown_scopes_are_dropped_and_none_known_offers_both(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    page = flow.browser.get(flow.authorize_url(challenge, scope="openid profile")).content.decode()
+    assert 'value="write"' in page
+
+
+@pytest.mark.parametrize(
+    ("name", "agent"),
+    [("ChatGPT", "chatgpt"), ("OpenAI connector", "chatgpt"), ("Claude", "claude-ai"), ("Kenfold", "remote-client")],
+)
+def test_the_suggested_agent_name(browser: Client, owner_password: str, name: str, agent: str) -> None:
+    from tests.oauth.conftest import register
+
+    client_id = register(browser, client_name=name).json()["client_id"]
+    _verifier, challenge = pkce()
+    page = browser.get(Flow(browser, client_id).authorize_url(challenge)).content.decode()
+    assert f'name="agent" value="{agent}"' in page
+
+
+def test_approval_redirects_with_code_state_and_iss(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    answer = flow.consent(flow.authorize_url(challenge), access="write", agent="chatgpt")
+    query = query_of(answer["Location"])
+    assert answer.status_code == 302
+    assert query["code"].startswith("kfc_")
+    assert query["state"] == "st4te" and query["iss"] == BASE
+    grant = OAuthGrant.objects.get()
+    assert grant.agent == "chatgpt" and grant.scope == "memory:read memory:write"
+    # Codes are stored as their SHA-256 only.
+    assert not get_grant_model().objects.filter(code=query["code"]).exists()
+    assert grant.code_checksum != query["code"]
+
+
+def test_deny_redirects_access_denied_with_iss(flow: Flow, caplog: pytest.LogCaptureFixture) -> None:
+    _verifier, challenge = pkce()
+    with caplog.at_level(logging.WARNING, logger="kenfold.security"):
+        answer = flow.consent(flow.authorize_url(challenge), decision="deny")
+    query = query_of(answer["Location"])
+    assert (query["error"], query["state"], query["iss"]) == ("access_denied", "st4te", BASE)
+    assert any(getattr(r, "event", "") == "consent denied" for r in caplog.records)
+    _no_grant_written()
+
+
+def test_a_forged_or_tampered_seal_is_refused(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    page = flow.browser.get(flow.authorize_url(challenge)).content.decode()
+    form = consent_form(page)
+    head, _, signature = form["seal"].rpartition(":")
+    for seal in ("", "x", head + ":" + signature[::-1]):
+        answer = flow.browser.post(
+            "/oauth/authorize",
+            form | {"seal": seal, "decision": "approve", "access": "read", "agent": "a", "password": PASSWORD},
+        )
+        assert answer.status_code == 400
+    _no_grant_written()
+
+
+def test_csrf_and_cross_site_posts_are_refused_without_side_effects(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    url = flow.authorize_url(challenge)
+    strict = Client(headers={"host": "localhost"}, enforce_csrf_checks=True)
+    page = strict.get(url).content.decode()
+    form = consent_form(page) | {"decision": "approve", "access": "read", "agent": "a", "password": PASSWORD}
+    without_token = {k: v for k, v in form.items() if k != "csrfmiddlewaretoken"}
+    assert strict.post("/oauth/authorize", without_token).status_code == 403
+    assert strict.post("/oauth/authorize", form, headers={"origin": "https://evil.example"}).status_code == 403
+    assert strict.post("/oauth/authorize", form, headers={"sec-fetch-site": "cross-site"}).status_code == 403
+    _no_grant_written()
+    assert strict.post("/oauth/authorize", form, headers={"origin": BASE}).status_code == 302
+
+
+def test_bad_agent_names_rerender_the_page(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    for agent in ("", "Has Spaces", "unknown", "kenfold", "kenfold-dashboard", "a" * 65):
+        answer = flow.consent(flow.authorize_url(challenge), agent=agent)
+        assert answer.status_code == 400, agent
+        assert "agent name" in answer.content.decode()
+    _no_grant_written()
+
+
+def test_no_password_set_tells_the_owner_what_to_run(browser: Client, client_id: str) -> None:
+    flow = Flow(browser, client_id)
+    _verifier, challenge = pkce()
+    answer = flow.consent(flow.authorize_url(challenge))
+    assert answer.status_code == 403
+    assert "python manage.py password" in answer.content.decode()
+
+
+def test_five_wrong_passwords_lock_consent_even_for_the_right_one(flow: Flow, caplog: pytest.LogCaptureFixture) -> None:
+    _verifier, challenge = pkce()
+    url = flow.authorize_url(challenge)
+    with caplog.at_level(logging.WARNING, logger="kenfold.security"):
+        statuses = [flow.consent(url, password=f"wrong password {n}").status_code for n in range(5)]
+        locked = flow.consent(url, password=PASSWORD)
+    assert statuses == [401] * 5
+    assert locked.status_code == 429
+    assert "Try again in 15 minutes" in locked.content.decode()
+    assert Owner.objects.get().locked_until is not None
+    _no_grant_written()
+    events = [getattr(r, "event", "") for r in caplog.records]
+    assert events.count("wrong password") == 5 and "lockout" in events and "consent locked" in events
+    logged = "\n".join(str(vars(r)) for r in caplog.records)
+    assert "wrong password 0" not in logged and PASSWORD not in logged
+
+
+def test_a_right_password_resets_the_count(flow: Flow) -> None:
+    _verifier, challenge = pkce()
+    url = flow.authorize_url(challenge)
+    for n in range(4):
+        flow.consent(url, password=f"wrong password {n}")
+    assert flow.consent(url).status_code == 302
+    assert Owner.objects.get().failures == 0
