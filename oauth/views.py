@@ -408,6 +408,8 @@ class KenfoldTokenView(TokenView):
         if (refused := _refuse_client_secrets(request)) is not None:
             return refused
         response = super().post(request, *args, **kwargs)
+        # Every answer is JSON (RFC 6749 §5); DOT leaves some errors (invalid_target) as text/html.
+        response["Content-Type"] = "application/json"
         response["Cache-Control"] = "no-store"
         response["Pragma"] = "no-cache"
         return response
