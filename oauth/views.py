@@ -22,7 +22,7 @@ from django.core import signing
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
-from oauth2_provider.models import get_application_model, get_refresh_token_model
+from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 from oauth2_provider.oauth2_backends import _add_iss_to_redirect, get_oauthlib_core
 from oauth2_provider.views import RevokeTokenView, TokenView
 from oauth2_provider.views.dynamic_client_registration import (
@@ -404,6 +404,33 @@ def _refuse_client_secrets(request: HttpRequest) -> HttpResponse | None:
 
 
 class KenfoldTokenView(TokenView):
+    def authorization_flow_token_response(
+        self, request: HttpRequest, *args: Any, **kwargs: Any
+    ) -> HttpResponse:
+        # DOT re-reads the new access token here for its app_authorized signal, which fails with
+        # DoesNotExist (HTTP 500) when a concurrent redemption of the same code has just revoked the grant.
+        # Kenfold sends no signal; a token revoked before it was even answered is answered as refused.
+        _url, headers, body, status = self.create_token_response(request)
+        if status == 200:
+            issued = json.loads(body).get("access_token")
+            if (
+                issued
+                and not get_access_token_model()
+                .objects.filter(token_checksum=tokens.checksum(issued))
+                .exists()
+            ):
+                headers, status = {}, 400
+                body = json.dumps(
+                    {
+                        "error": "invalid_grant",
+                        "error_description": "authorization code already used; the grant was revoked",
+                    }
+                )
+        response = HttpResponse(content=body, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        return response
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if (refused := _refuse_client_secrets(request)) is not None:
             return refused

@@ -4,7 +4,6 @@ the authorization-code flow through Django's test client."""
 import base64
 import hashlib
 import secrets
-
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -128,12 +127,14 @@ class Flow:
         return response.json()
 
     def refresh(self, refresh_token: str, **extra: str) -> Any:
-        data = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": self.client_id} | extra
+        data = {
+            "grant_type": "refresh_token",
+            "refresh_token": refresh_token,
+            "client_id": self.client_id,
+        } | extra
         return self.browser.post("/oauth/token", data)
 
 
 @pytest.fixture
 def flow(browser: Client, client_id: str, owner_password: str) -> Flow:
     return Flow(browser=browser, client_id=client_id)
-
-

@@ -43,7 +43,9 @@ def oauth_server(
     base = f"http://127.0.0.1:{port}"
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     argv = [gunicorn, app, "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket"]
-    environment = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", KENFOLD_PUBLIC_URL=base, **env)
+    environment = kenfold_env(
+        home, **({"KENFOLD_HTTP_ADDR": f"127.0.0.1:{port}", "KENFOLD_PUBLIC_URL": base} | env)
+    )
     with running(argv, env=environment, ready_url=f"{base}/healthz") as started:
         yield OAuthServer(home=home, base=base, running=started)
 

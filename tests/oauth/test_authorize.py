@@ -5,9 +5,9 @@ import logging
 
 import pytest
 from django.test import Client
+from oauth2_provider.models import get_grant_model
 
 from oauth.models import OAuthGrant, Owner
-from oauth2_provider.models import get_grant_model
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
 from tests.oauth.support import PASSWORD, consent_form
 
@@ -100,7 +100,12 @@ def test_unknown_scopes_are_dropped_and_none_known_offers_both(flow: Flow) -> No
 
 @pytest.mark.parametrize(
     ("name", "agent"),
-    [("ChatGPT", "chatgpt"), ("OpenAI connector", "chatgpt"), ("Claude", "claude-ai"), ("Kenfold", "remote-client")],
+    [
+        ("ChatGPT", "chatgpt"),
+        ("OpenAI connector", "chatgpt"),
+        ("Claude", "claude-ai"),
+        ("Kenfold", "remote-client"),
+    ],
 )
 def test_the_suggested_agent_name(browser: Client, owner_password: str, name: str, agent: str) -> None:
     from tests.oauth.conftest import register
@@ -143,7 +148,8 @@ def test_a_forged_or_tampered_seal_is_refused(flow: Flow) -> None:
     for seal in ("", "x", head + ":" + signature[::-1]):
         answer = flow.browser.post(
             "/oauth/authorize",
-            form | {"seal": seal, "decision": "approve", "access": "read", "agent": "a", "password": PASSWORD},
+            form
+            | {"seal": seal, "decision": "approve", "access": "read", "agent": "a", "password": PASSWORD},
         )
         assert answer.status_code == 400
     _no_grant_written()
@@ -157,7 +163,9 @@ def test_csrf_and_cross_site_posts_are_refused_without_side_effects(flow: Flow) 
     form = consent_form(page) | {"decision": "approve", "access": "read", "agent": "a", "password": PASSWORD}
     without_token = {k: v for k, v in form.items() if k != "csrfmiddlewaretoken"}
     assert strict.post("/oauth/authorize", without_token).status_code == 403
-    assert strict.post("/oauth/authorize", form, headers={"origin": "https://evil.example"}).status_code == 403
+    assert (
+        strict.post("/oauth/authorize", form, headers={"origin": "https://evil.example"}).status_code == 403
+    )
     assert strict.post("/oauth/authorize", form, headers={"sec-fetch-site": "cross-site"}).status_code == 403
     _no_grant_written()
     assert strict.post("/oauth/authorize", form, headers={"origin": BASE}).status_code == 302
@@ -180,7 +188,9 @@ def test_no_password_set_tells_the_owner_what_to_run(browser: Client, client_id:
     assert "python manage.py password" in answer.content.decode()
 
 
-def test_five_wrong_passwords_lock_consent_even_for_the_right_one(flow: Flow, caplog: pytest.LogCaptureFixture) -> None:
+def test_five_wrong_passwords_lock_consent_even_for_the_right_one(
+    flow: Flow, caplog: pytest.LogCaptureFixture
+) -> None:
     _verifier, challenge = pkce()
     url = flow.authorize_url(challenge)
     with caplog.at_level(logging.WARNING, logger="kenfold.security"):

@@ -4,9 +4,9 @@ import json
 
 import pytest
 from django.test import Client
+from oauth2_provider.models import get_application_model
 from pytest_django.fixtures import Settings
 
-from oauth2_provider.models import get_application_model
 from tests.oauth.conftest import BASE, RESOURCE, register
 from tests.oauth.support import REDIRECT
 
@@ -26,7 +26,9 @@ def test_nothing_of_oauth_is_mounted_without_a_public_url() -> None:
         assert client.get(path).status_code == 404, path
 
 
-@pytest.mark.parametrize("path", ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"])
+@pytest.mark.parametrize(
+    "path", ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]
+)
 def test_authorization_server_metadata(browser: Client, path: str) -> None:
     response = browser.get(path)
     assert response.status_code == 200
@@ -51,7 +53,9 @@ def test_authorization_server_metadata(browser: Client, path: str) -> None:
     assert browser.post(path).status_code == 405
 
 
-@pytest.mark.parametrize("path", ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])
+@pytest.mark.parametrize(
+    "path", ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]
+)
 def test_protected_resource_metadata(browser: Client, path: str) -> None:
     response = browser.get(path)
     assert response.status_code == 200

@@ -4,12 +4,12 @@
 import logging
 
 import pytest
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from pytest_django.fixtures import Settings
 
 from kenfold_common.errors import AuthenticationFailed
 from oauth.models import OAuthGrant
 from oauth.resource import verify_access_token
-from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from tests.oauth.conftest import RESOURCE, Flow, pkce, query_of
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,11 @@ def test_a_code_becomes_bound_tokens(flow: Flow) -> None:
     assert response["Cache-Control"] == "no-store" and response["Pragma"] == "no-cache"
     body = response.json()
     assert body["access_token"].startswith("kfa_") and body["refresh_token"].startswith("kfr_")
-    assert (body["token_type"], body["expires_in"], body["scope"]) == ("Bearer", 3600, "memory:read memory:write")
+    assert (body["token_type"], body["expires_in"], body["scope"]) == (
+        "Bearer",
+        3600,
+        "memory:read memory:write",
+    )
     info = verify_access_token(token=body["access_token"])
     assert (info.agent, info.read_only) == ("chatgpt", False)
     access = get_access_token_model().objects.get(scope__startswith="memory")
@@ -50,12 +54,16 @@ def test_a_wrong_verifier_or_binding_neither_consumes_nor_revokes(flow: Flow) ->
     ):
         refused = flow.redeem(code, verifier, **extra)
         assert refused.status_code in (400, 401), extra
-        assert refused.json()["error"] in ("invalid_grant", "invalid_client", "invalid_request"), refused.json()
+        assert refused.json()["error"] in ("invalid_grant", "invalid_client", "invalid_request"), (
+            refused.json()
+        )
     assert OAuthGrant.objects.get().revoked_at is None
     assert flow.redeem(code, verifier).status_code == 200
 
 
-def test_a_replayed_code_revokes_the_grant_only_with_proof(flow: Flow, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_replayed_code_revokes_the_grant_only_with_proof(
+    flow: Flow, caplog: pytest.LogCaptureFixture
+) -> None:
     code, verifier = flow.code()
     first = flow.redeem(code, verifier).json()
     # A stolen code without its verifier revokes nothing.
@@ -84,7 +92,8 @@ def test_a_foreign_resource_at_the_token_endpoint_is_invalid_target(flow: Flow) 
 
 def test_other_grants_and_client_secrets_are_refused(flow: Flow) -> None:
     password_grant = flow.browser.post(
-        "/oauth/token", {"grant_type": "password", "username": "u", "password": "p", "client_id": flow.client_id}
+        "/oauth/token",
+        {"grant_type": "password", "username": "u", "password": "p", "client_id": flow.client_id},
     )
     assert password_grant.json()["error"] == "unsupported_grant_type"
     basic = flow.browser.post(
@@ -95,7 +104,9 @@ def test_other_grants_and_client_secrets_are_refused(flow: Flow) -> None:
     assert basic.status_code == 401
     assert basic.json()["error"] == "invalid_client"
     assert "client secrets" in basic.json()["error_description"]
-    secret = flow.browser.post("/oauth/token", {"grant_type": "refresh_token", "client_secret": "s", "client_id": "x"})
+    secret = flow.browser.post(
+        "/oauth/token", {"grant_type": "refresh_token", "client_secret": "s", "client_id": "x"}
+    )
     assert secret.status_code == 401
 
 
@@ -138,13 +149,20 @@ def test_refresh_by_another_client_is_refused(flow: Flow) -> None:
 
 def test_revoking_an_access_token_or_a_refresh_token(flow: Flow) -> None:
     tokens = flow.tokens()
-    answer = flow.browser.post("/oauth/revoke", {"token": tokens["access_token"], "client_id": flow.client_id})
+    answer = flow.browser.post(
+        "/oauth/revoke", {"token": tokens["access_token"], "client_id": flow.client_id}
+    )
     assert answer.status_code == 200
     assert not _alive(tokens["access_token"])
-    assert flow.browser.post("/oauth/revoke", {"token": "kfa_unknown", "client_id": flow.client_id}).status_code == 200
+    assert (
+        flow.browser.post("/oauth/revoke", {"token": "kfa_unknown", "client_id": flow.client_id}).status_code
+        == 200
+    )
 
     tokens = flow.tokens()
-    answer = flow.browser.post("/oauth/revoke", {"token": tokens["refresh_token"], "client_id": flow.client_id})
+    answer = flow.browser.post(
+        "/oauth/revoke", {"token": tokens["refresh_token"], "client_id": flow.client_id}
+    )
     assert answer.status_code == 200
     assert not _alive(tokens["access_token"])
     assert flow.refresh(tokens["refresh_token"]).status_code == 400

@@ -1,0 +1,375 @@
+"""The MCP SDK's own OAuth client against real Kenfold servers (issue "Remote clients", Done when):
+401 -> discovery -> DCR -> PKCE authorization with the owner scripted on the consent page -> token -> tool
+call, in both protocol eras; step-up from read to write; API keys beside OAuth; and two servers sharing one
+database, with the flow's steps and the lockout spread across both."""
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+
+from tests.mcp.support import MODES, call, mcp_client
+from tests.oauth.support import (
+    PASSWORD,
+    REDIRECT,
+    MemoryStorage,
+    OAuthServer,
+    ScriptedOwner,
+    oauth_server,
+    owner_decides,
+    prepare_home,
+)
+from tests.processes import free_port, manage, stop_cluster
+
+PROJECT = "github.com/kenfold/oauth-e2e"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("kenfold-oauth") / "home"
+    prepare_home(home)
+    try:
+        yield home
+    finally:
+        stop_cluster(home)
+
+
+@pytest.fixture(scope="module")
+def server(home: Path) -> Iterator[OAuthServer]:
+    with oauth_server(home) as started:
+        yield started
+
+
+def sdk_provider(
+    server: OAuthServer, owner: ScriptedOwner, storage: MemoryStorage, **extra: object
+) -> OAuthClientProvider:
+    return OAuthClientProvider(
+        server_url=server.mcp,
+        client_metadata=OAuthClientMetadata(
+            client_name="SDK remote client",
+            redirect_uris=[REDIRECT],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="client_secret_post",  # what claude.ai asks for
+        ),
+        storage=storage,
+        redirect_handler=owner.redirect_handler,
+        callback_handler=owner.callback_handler,
+        **extra,
+    )
+
+
+def test_without_a_token_the_challenge_names_the_resource_metadata(server: OAuthServer) -> None:
+    for path in ("/mcp", "/api/v1/refs/status?project=github.com/a/b"):
+        response = (
+            httpx.post(server.base + path, json={}) if path == "/mcp" else httpx.get(server.base + path)
+        )
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"] == (
+            f'Bearer scope="memory:read memory:write", '
+            f'resource_metadata="{server.base}/.well-known/oauth-protected-resource/mcp"'
+        )
+    bad = httpx.post(server.mcp, json={}, headers={"authorization": "Bearer kfa_" + "x" * 43})
+    assert bad.status_code == 401
+    assert bad.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sdk_flow_read_then_step_up_to_write(server: OAuthServer, mode: str) -> None:
+    async def scenario() -> None:
+        storage, owner = MemoryStorage(), ScriptedOwner("read", "write", agent=f"sdk-{mode}")
+        provider = sdk_provider(server, owner, storage)
+        async with (
+            httpx2.AsyncClient(auth=provider, timeout=60) as http,
+            Client(streamable_http_client(server.mcp, http_client=http), mode=mode) as client,
+        ):
+            assert storage.client_info is not None
+            assert storage.client_info.token_endpoint_auth_method == "none"
+            assert storage.client_info.client_id.startswith("kfd_")
+            first = owner.urls[0]
+            assert "code_challenge_method=S256" in first and "resource=" in first
+            assert owner.last is not None and owner.last.query["iss"] == [server.base]
+            assert storage.tokens is not None and storage.tokens.scope == "memory:read"
+            await call(client, "recall", query="deploy", project=PROJECT)
+            # The read-only grant asks to write: 403 insufficient_scope, the SDK asks the owner again.
+            stored = await call(
+                client,
+                "remember",
+                content=f"Deploys go through Caddy ({mode}).",
+                project=PROJECT,
+                type="project",
+            )
+            assert len(owner.urls) == 2
+            assert storage.tokens.scope == "memory:read memory:write"
+            found = await call(client, "recall", query=f"Caddy {mode}", project=PROJECT)
+            mine = [m for m in found["memories"] if m["id"] == stored["id"]]
+            assert mine and mine[0]["source_agent"] == f"sdk-{mode}"
+
+    asyncio.run(scenario())
+
+
+def test_a_read_only_grant_can_recall_but_not_write(server: OAuthServer) -> None:
+    tokens = _tokens(server, access="read", agent="reader")
+    headers = {"authorization": f"Bearer {tokens['access_token']}"}
+    for tool, arguments in (
+        ("remember", {"content": "x", "project": PROJECT}),
+        ("handoff", {"summary": "s", "project": PROJECT}),
+        ("forget", {"id": "00000000-0000-0000-0000-000000000000", "reason": "r"}),
+        ("resume", {"id": "00000000-0000-0000-0000-000000000000"}),
+    ):
+        response = _raw_tool_call(server, headers, tool, arguments)
+        assert response.status_code == 403, tool
+        assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    assert _raw_tool_call(server, headers, "recall", {"query": "x", "project": PROJECT}).status_code == 200
+
+
+def _raw_tool_call(
+    server: OAuthServer, headers: dict[str, str], tool: str, arguments: dict
+) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    assert httpx.post(server.mcp, json=init, headers=headers | accept).status_code == 200
+    return httpx.post(
+        server.mcp, json=body, headers=headers | accept | {"mcp-protocol-version": "2025-11-25"}
+    )
+
+
+def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str | None = None) -> dict:
+    """The whole flow by hand (httpx): register, authorize, consent, redeem."""
+    import base64
+    import hashlib
+    import secrets
+    from urllib.parse import urlencode
+
+    client_id = httpx.post(
+        server.base + "/oauth/register", json={"client_name": "Hand client", "redirect_uris": [REDIRECT]}
+    ).json()["client_id"]
+    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "scope": "memory:read memory:write",
+            "state": "s",
+        }
+    )
+    answer = owner_decides(
+        f"{server.base}/oauth/authorize?{query}", access=access, agent=agent, post_base=consent_base
+    )
+    assert answer.status == 302, answer.page
+    code = answer.query["code"][0]
+    token_base = consent_base or server.base
+    response = httpx.post(
+        token_base + "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": REDIRECT,
+            "client_id": client_id,
+        },
+    )
+    assert response.status_code == 200, response.text
+    return response.json() | {"client_id": client_id, "code": code, "verifier": verifier}
+
+
+def test_api_keys_keep_working_beside_oauth(server: OAuthServer, home: Path) -> None:
+    key = manage(home, "key", "create", "keyed-agent").stdout.strip()
+
+    async def scenario() -> None:
+        async with mcp_client(server.mcp, key=key) as client:
+            stored = await call(
+                client, "remember", content="API keys still work.", project=PROJECT, type="project"
+            )
+            assert stored["status"] == "active"
+
+    asyncio.run(scenario())
+
+
+def test_oauth_clients_and_revoke_end_the_session(server: OAuthServer, home: Path) -> None:
+    tokens = _tokens(server, access="write", agent="revoked-agent")
+    headers = {"authorization": f"Bearer {tokens['access_token']}"}
+    assert _raw_tool_call(server, headers, "recall", {"query": "x", "project": PROJECT}).status_code == 200
+    listing = manage(home, "oauth", "clients").stdout
+    line = next(row for row in listing.splitlines() if "revoked-agent" in row)
+    assert "Hand client" in line and "read+write" in line
+    prefix = line.split()[0]
+    out = manage(home, "oauth", "revoke", prefix).stdout
+    assert "Revoked grant" in out
+    response = httpx.post(server.mcp, json={}, headers=headers)
+    assert response.status_code == 401
+    refreshed = httpx.post(
+        server.base + "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": tokens["client_id"],
+        },
+    )
+    assert refreshed.status_code == 400
+    assert "revoked-agent" not in manage(home, "oauth", "clients").stdout
+    assert "revoked by the owner" in manage(home, "oauth", "clients", "--all").stdout
+
+
+def test_security_log_has_events_and_no_secrets(server: OAuthServer) -> None:
+    tokens = _tokens(server, access="read", agent="logged-agent")
+    log = server.log()
+    for event in ('"consent approved"', '"client registered"'):
+        assert event in log
+    assert PASSWORD not in log
+    assert (
+        tokens["access_token"] not in log and tokens["refresh_token"] not in log and tokens["code"] not in log
+    )
+
+
+# --- two servers, one database --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OAuthServer, OAuthServer]]:
+    """Two Kenfold processes on one database, as two replicas behind one public URL would be (here each
+    has its own loopback URL; the public URL of both is A's, so tokens from either serve on both)."""
+    home = tmp_path_factory.mktemp("kenfold-oauth-pair") / "home"
+    prepare_home(home)
+    port_a = free_port()
+    public = f"http://127.0.0.1:{port_a}"
+    try:
+        with oauth_server(home, port=port_a) as a, oauth_server(home, KENFOLD_PUBLIC_URL=public) as b:
+            yield a, b
+    finally:
+        stop_cluster(home)
+
+
+def test_two_servers_share_every_step(pair: tuple[OAuthServer, OAuthServer]) -> None:
+    a, b = pair
+    # Authorize page from A, the owner's POST to B, the code redeemed at B, then MCP calls on both.
+    tokens = _tokens(a, access="write", agent="replicated", consent_base=b.base)
+    headers = {"authorization": f"Bearer {tokens['access_token']}"}
+    for server in (a, b):
+        assert (
+            _raw_tool_call(server, headers, "recall", {"query": "x", "project": PROJECT}).status_code == 200
+        )
+    # The code, replayed at A with its verifier, revokes the grant everywhere.
+    replay = httpx.post(
+        a.base + "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": tokens["code"],
+            "code_verifier": tokens["verifier"],
+            "redirect_uri": REDIRECT,
+            "client_id": tokens["client_id"],
+        },
+    )
+    assert replay.json()["error"] == "invalid_grant"
+    for server in (a, b):
+        assert httpx.post(server.mcp, json={}, headers=headers).status_code == 401
+
+
+def test_concurrent_redemptions_of_one_code_leave_no_live_token(
+    pair: tuple[OAuthServer, OAuthServer],
+) -> None:
+    a, b = pair
+    tokens = _tokens(a, access="read", agent="racer")  # redeemed once already: start a fresh code instead
+    import base64
+    import hashlib
+    import secrets
+    from urllib.parse import urlencode
+
+    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": tokens["client_id"],
+            "redirect_uri": REDIRECT,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+    )
+    code = owner_decides(f"{a.base}/oauth/authorize?{query}", agent="racer").query["code"][0]
+    data = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": REDIRECT,
+        "client_id": tokens["client_id"],
+    }
+    answers: list[httpx.Response] = []
+    barrier = threading.Barrier(2)
+
+    def redeem(base: str) -> None:
+        barrier.wait()
+        answers.append(httpx.post(base + "/oauth/token", data=data, timeout=30))
+
+    threads = [threading.Thread(target=redeem, args=(base,)) for base in (a.base, b.base)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses in ([200, 400], [400, 400]), [answer.text for answer in answers]
+    assert all(answer.status_code != 500 for answer in answers)
+    for answer in answers:
+        if answer.status_code == 200:
+            headers = {"authorization": f"Bearer {answer.json()['access_token']}"}
+            # Whichever won, the loser proved possession of the code: the grant is revoked.
+            assert httpx.post(a.mcp, json={}, headers=headers).status_code == 401
+
+
+def test_lockout_is_counted_across_both_servers(pair: tuple[OAuthServer, OAuthServer]) -> None:
+    a, b = pair
+    client_id = httpx.post(
+        a.base + "/oauth/register", json={"client_name": "Locked", "redirect_uris": [REDIRECT]}
+    ).json()["client_id"]
+    from urllib.parse import urlencode
+
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT,
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            "code_challenge_method": "S256",
+        }
+    )
+    statuses = [
+        owner_decides(f"{server.base}/oauth/authorize?{query}", password=f"wrong password {n}").status
+        for n, server in enumerate((a, b, a, b, a))
+    ]
+    assert statuses == [401] * 5
+    for server in (a, b):
+        assert owner_decides(f"{server.base}/oauth/authorize?{query}").status == 429
+    assert "Try again in 15 minutes" in owner_decides(f"{b.base}/oauth/authorize?{query}").page
+
+
+def test_tool_errors_stay_tool_errors_for_write_grants(server: OAuthServer) -> None:
+    tokens = _tokens(server, access="write", agent="writer")
+    headers = {"authorization": f"Bearer {tokens['access_token']}"}
+    response = _raw_tool_call(server, headers, "forget", {"id": "not-a-uuid", "reason": "r"})
+    assert response.status_code == 200
+    assert response.json()["result"]["isError"] is True
