@@ -373,3 +373,16 @@ def test_tool_errors_stay_tool_errors_for_write_grants(server: OAuthServer) -> N
     response = _raw_tool_call(server, headers, "forget", {"id": "not-a-uuid", "reason": "r"})
     assert response.status_code == 200
     assert response.json()["result"]["isError"] is True
+
+
+def test_the_read_only_tools_are_the_ones_that_say_so(server: OAuthServer, home: Path) -> None:
+    from kenfold.mcp.server import READ_ONLY_TOOLS
+
+    key = manage(home, "key", "create", "lister").stdout.strip()
+
+    async def scenario() -> set[str]:
+        async with mcp_client(server.mcp, key=key) as client:
+            tools = (await client.list_tools()).tools
+        return {tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint}
+
+    assert asyncio.run(scenario()) == READ_ONLY_TOOLS
