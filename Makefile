@@ -8,12 +8,16 @@ DEV_STAMP := $(VENV)/.installed-dev
 # The client distribution's build backend, pinned for the wheelhouse below.
 CLIENT_BUILD := setuptools==84.2.1
 
+# The MCP conformance suite (OAuth authorization-server mode) and the Node 22 it runs on, both from npm,
+# pinned by tests/conformance/package-lock.json; tests/oauth/test_conformance.py runs it.
+CONFORMANCE := tests/conformance/node_modules/.package-lock.json
+
 .PHONY: run test setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
 
-test: $(DEV_STAMP)
+test: $(DEV_STAMP) $(CONFORMANCE)
 	scripts/test.sh
 
 setup: $(DEV_STAMP)
@@ -51,5 +55,9 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pypr
 	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
 	@touch $@ $(RUN_STAMP)
 
+$(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.json
+	npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error
+	@touch $@
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) tests/conformance/node_modules

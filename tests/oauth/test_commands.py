@@ -60,7 +60,9 @@ def test_oauth_clients_lists_and_revoke_ends_a_grant(flow: Flow) -> None:
     out = io.StringIO()
     call_command("oauth", "clients", "--json", stdout=out)
     listed = json.loads(out.getvalue().splitlines()[0])
-    assert listed["agent"] == "chatgpt" and listed["access"] == "read+write" and listed["last_used_at"] is None
+    assert (
+        listed["agent"] == "chatgpt" and listed["access"] == "read+write" and listed["last_used_at"] is None
+    )
     out = io.StringIO()
     call_command("oauth", "revoke", listed["grant"][:8], stdout=out)
     assert "Revoked grant" in out.getvalue()
