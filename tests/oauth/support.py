@@ -91,12 +91,13 @@ def owner_decides(
     agent: str = "remote-agent",
     password: str = PASSWORD,
     post_base: str | None = None,
+    verify: bool | str = True,
 ) -> ConsentResult:
     """What the owner does in a browser: open the consent page, choose, type the password, submit.
 
     `post_base` submits the form to another server (another worker or replica) than the one that showed it.
     """
-    with httpx.Client(timeout=30) as browser:
+    with httpx.Client(timeout=30, verify=verify) as browser:
         page = browser.get(url)
         if page.status_code != 200:
             return ConsentResult(page.status_code, page.headers.get("location", ""), _query(page), page.text)
@@ -121,9 +122,10 @@ def _query(response: httpx.Response) -> dict[str, list[str]]:
 class ScriptedOwner:
     """The MCP SDK's redirect and callback handlers, answered by the owner on the consent page."""
 
-    def __init__(self, *choices: str, agent: str = "remote-agent") -> None:
+    def __init__(self, *choices: str, agent: str = "remote-agent", verify: bool | str = True) -> None:
         self.choices = list(choices)
         self.agent = agent
+        self.verify = verify
         self.urls: list[str] = []
         self.last: ConsentResult | None = None
 
@@ -132,7 +134,7 @@ class ScriptedOwner:
 
         self.urls.append(url)
         access = self.choices.pop(0) if self.choices else "write"
-        self.last = await asyncio.to_thread(owner_decides, url, access=access, agent=self.agent)
+        self.last = await asyncio.to_thread(owner_decides, url, access=access, agent=self.agent, verify=self.verify)
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self.last is not None and self.last.status == 302, self.last
