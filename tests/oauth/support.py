@@ -134,7 +134,9 @@ class ScriptedOwner:
 
         self.urls.append(url)
         access = self.choices.pop(0) if self.choices else "write"
-        self.last = await asyncio.to_thread(owner_decides, url, access=access, agent=self.agent, verify=self.verify)
+        self.last = await asyncio.to_thread(
+            owner_decides, url, access=access, agent=self.agent, verify=self.verify
+        )
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self.last is not None and self.last.status == 302, self.last

@@ -386,3 +386,29 @@ def test_the_read_only_tools_are_the_ones_that_say_so(server: OAuthServer, home:
         return {tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint}
 
     assert asyncio.run(scenario()) == READ_ONLY_TOOLS
+
+
+def test_the_rest_api_takes_oauth_tokens_with_the_same_access(server: OAuthServer) -> None:
+    reader = _tokens(server, access="read", agent="rest-reader")
+    writer = _tokens(server, access="write", agent="rest-writer")
+    for tokens in (reader, writer):
+        listed = httpx.get(
+            server.base + "/api/v1/refs",
+            params={"project": PROJECT},
+            headers={"authorization": f"Bearer {tokens['access_token']}"},
+        )
+        assert listed.status_code == 200, listed.text
+    check = {"project": PROJECT, "commit": "0" * 40, "results": []}
+    refused = httpx.post(
+        server.base + "/api/v1/refs/check",
+        json=check,
+        headers={"authorization": f"Bearer {reader['access_token']}"},
+    )
+    assert refused.status_code == 403
+    assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]
+    allowed = httpx.post(
+        server.base + "/api/v1/refs/check",
+        json=check,
+        headers={"authorization": f"Bearer {writer['access_token']}"},
+    )
+    assert allowed.status_code == 200, allowed.text

@@ -197,3 +197,32 @@ def test_the_state_round_trips_unchanged(flow: Flow) -> None:
     _verifier, challenge = pkce()
     answer = flow.consent(flow.authorize_url(challenge, state="ä ö & = ?"))
     assert query_of(answer["Location"])["state"] == "ä ö & = ?"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_issuance_failure_leaves_the_code_unused(flow: Flow) -> None:
+    """The redemption claim and the token rows commit together: when the database refuses the token row,
+    the code can still be redeemed afterwards (a trigger stands in for the failing write)."""
+    from django.db import connection
+
+    code, verifier = flow.code()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION refuse_tokens() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'token storage unavailable'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER refuse_tokens BEFORE INSERT ON oauth2_provider_accesstoken "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_tokens()"
+        )
+    try:
+        flow.browser.raise_request_exception = False
+        failed = flow.redeem(code, verifier)
+        assert failed.status_code == 500
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER refuse_tokens ON oauth2_provider_accesstoken")
+            cursor.execute("DROP FUNCTION refuse_tokens()")
+    grant = OAuthGrant.objects.get()
+    assert grant.code_redeemed_at is None and grant.revoked_at is None
+    assert flow.redeem(code, verifier).status_code == 200
