@@ -177,7 +177,7 @@ def cimd_server(tmp_path_factory: pytest.TempPathFactory, document_server: dict)
 
 
 def test_sdk_flow_with_a_cimd_client_over_tls(cimd_server: OAuthServer) -> None:
-    metadata = httpx.get(cimd_server.base + "/.well-known/oauth-authorization-server").json()
+    metadata = httpx.get(cimd_server.base + "/.well-known/oauth-authorization-server", timeout=60).json()
     assert metadata["client_id_metadata_document_supported"] is True
     assert "registration_endpoint" not in metadata
 
@@ -221,7 +221,7 @@ def test_the_consent_page_of_a_cimd_client(cimd_server: OAuthServer) -> None:
             "scope": "memory:read memory:write",
         }
     )
-    page = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}").text
+    page = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}", timeout=60).text
     assert "Remote CIMD agent" in page and CIMD_URL in page and "127.0.0.1" in page
     assert 'value="read" checked' in page and 'value="write"' in page
     assert 'name="agent" value="remote-cimd-agent"' in page
@@ -238,6 +238,6 @@ def test_a_cimd_client_on_a_private_address_is_refused(cimd_server: OAuthServer,
                 "code_challenge_method": "S256",
             }
         )
-        response = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}")
+        response = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}", timeout=60)
         assert response.status_code == 400
         assert "location" not in response.headers

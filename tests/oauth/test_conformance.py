@@ -62,6 +62,7 @@ def test_authorization_scenarios_pass(server: OAuthServer, tmp_path: Path) -> No
     client_id = httpx.post(
         server.base + "/oauth/register",
         json={"client_name": "MCP conformance suite", "redirect_uris": [f"http://127.0.0.1:{port}/callback"]},
+        timeout=60,
     ).json()["client_id"]
     process = subprocess.Popen(
         conformance_command(server, client_id, port, tmp_path),

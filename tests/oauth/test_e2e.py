@@ -30,6 +30,8 @@ from tests.oauth.support import (
 from tests.processes import free_port, manage, stop_cluster
 
 PROJECT = "github.com/kenfold/oauth-e2e"
+# The first tool call of a fresh server loads the embedding models; on a busy machine that takes seconds.
+HTTP = httpx.Client(timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -70,14 +72,14 @@ def sdk_provider(
 def test_without_a_token_the_challenge_names_the_resource_metadata(server: OAuthServer) -> None:
     for path in ("/mcp", "/api/v1/refs/status?project=github.com/a/b"):
         response = (
-            httpx.post(server.base + path, json={}) if path == "/mcp" else httpx.get(server.base + path)
+            HTTP.post(server.base + path, json={}) if path == "/mcp" else HTTP.get(server.base + path)
         )
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == (
             f'Bearer scope="memory:read memory:write", '
             f'resource_metadata="{server.base}/.well-known/oauth-protected-resource/mcp"'
         )
-    bad = httpx.post(server.mcp, json={}, headers={"authorization": "Bearer kfa_" + "x" * 43})
+    bad = HTTP.post(server.mcp, json={}, headers={"authorization": "Bearer kfa_" + "x" * 43})
     assert bad.status_code == 401
     assert bad.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
 
@@ -151,8 +153,8 @@ def _raw_tool_call(
         },
     }
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    assert httpx.post(server.mcp, json=init, headers=headers | accept).status_code == 200
-    return httpx.post(
+    assert HTTP.post(server.mcp, json=init, headers=headers | accept).status_code == 200
+    return HTTP.post(
         server.mcp, json=body, headers=headers | accept | {"mcp-protocol-version": "2025-11-25"}
     )
 
@@ -164,7 +166,7 @@ def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str |
     import secrets
     from urllib.parse import urlencode
 
-    client_id = httpx.post(
+    client_id = HTTP.post(
         server.base + "/oauth/register", json={"client_name": "Hand client", "redirect_uris": [REDIRECT]}
     ).json()["client_id"]
     verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
@@ -186,7 +188,7 @@ def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str |
     assert answer.status == 302, answer.page
     code = answer.query["code"][0]
     token_base = consent_base or server.base
-    response = httpx.post(
+    response = HTTP.post(
         token_base + "/oauth/token",
         data={
             "grant_type": "authorization_code",
@@ -223,9 +225,9 @@ def test_oauth_clients_and_revoke_end_the_session(server: OAuthServer, home: Pat
     prefix = line.split()[0]
     out = manage(home, "oauth", "revoke", prefix).stdout
     assert "Revoked grant" in out
-    response = httpx.post(server.mcp, json={}, headers=headers)
+    response = HTTP.post(server.mcp, json={}, headers=headers)
     assert response.status_code == 401
-    refreshed = httpx.post(
+    refreshed = HTTP.post(
         server.base + "/oauth/token",
         data={
             "grant_type": "refresh_token",
@@ -275,7 +277,7 @@ def test_two_servers_share_every_step(pair: tuple[OAuthServer, OAuthServer]) -> 
             _raw_tool_call(server, headers, "recall", {"query": "x", "project": PROJECT}).status_code == 200
         )
     # The code, replayed at A with its verifier, revokes the grant everywhere.
-    replay = httpx.post(
+    replay = HTTP.post(
         a.base + "/oauth/token",
         data={
             "grant_type": "authorization_code",
@@ -287,7 +289,7 @@ def test_two_servers_share_every_step(pair: tuple[OAuthServer, OAuthServer]) -> 
     )
     assert replay.json()["error"] == "invalid_grant"
     for server in (a, b):
-        assert httpx.post(server.mcp, json={}, headers=headers).status_code == 401
+        assert HTTP.post(server.mcp, json={}, headers=headers).status_code == 401
 
 
 def test_concurrent_redemptions_of_one_code_leave_no_live_token(
@@ -324,7 +326,7 @@ def test_concurrent_redemptions_of_one_code_leave_no_live_token(
 
     def redeem(base: str) -> None:
         barrier.wait()
-        answers.append(httpx.post(base + "/oauth/token", data=data, timeout=30))
+        answers.append(HTTP.post(base + "/oauth/token", data=data, timeout=30))
 
     threads = [threading.Thread(target=redeem, args=(base,)) for base in (a.base, b.base)]
     for thread in threads:
@@ -338,12 +340,12 @@ def test_concurrent_redemptions_of_one_code_leave_no_live_token(
         if answer.status_code == 200:
             headers = {"authorization": f"Bearer {answer.json()['access_token']}"}
             # Whichever won, the loser proved possession of the code: the grant is revoked.
-            assert httpx.post(a.mcp, json={}, headers=headers).status_code == 401
+            assert HTTP.post(a.mcp, json={}, headers=headers).status_code == 401
 
 
 def test_lockout_is_counted_across_both_servers(pair: tuple[OAuthServer, OAuthServer]) -> None:
     a, b = pair
-    client_id = httpx.post(
+    client_id = HTTP.post(
         a.base + "/oauth/register", json={"client_name": "Locked", "redirect_uris": [REDIRECT]}
     ).json()["client_id"]
     from urllib.parse import urlencode
@@ -392,21 +394,21 @@ def test_the_rest_api_takes_oauth_tokens_with_the_same_access(server: OAuthServe
     reader = _tokens(server, access="read", agent="rest-reader")
     writer = _tokens(server, access="write", agent="rest-writer")
     for tokens in (reader, writer):
-        listed = httpx.get(
+        listed = HTTP.get(
             server.base + "/api/v1/refs",
             params={"project": PROJECT},
             headers={"authorization": f"Bearer {tokens['access_token']}"},
         )
         assert listed.status_code == 200, listed.text
     check = {"project": PROJECT, "commit": "0" * 40, "results": []}
-    refused = httpx.post(
+    refused = HTTP.post(
         server.base + "/api/v1/refs/check",
         json=check,
         headers={"authorization": f"Bearer {reader['access_token']}"},
     )
     assert refused.status_code == 403
     assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]
-    allowed = httpx.post(
+    allowed = HTTP.post(
         server.base + "/api/v1/refs/check",
         json=check,
         headers={"authorization": f"Bearer {writer['access_token']}"},
