@@ -214,3 +214,13 @@ def test_a_right_password_resets_the_count(flow: Flow) -> None:
         flow.consent(url, password=f"wrong password {n}")
     assert flow.consent(url).status_code == 302
     assert Owner.objects.get().failures == 0
+
+
+def test_a_hostile_client_name_is_shown_escaped(browser: Client, owner_password: str) -> None:
+    from tests.oauth.conftest import register
+
+    client_id = register(browser, client_name='<script>alert(1)</script>"><img src=x>').json()["client_id"]
+    _verifier, challenge = pkce()
+    page = browser.get(Flow(browser, client_id).authorize_url(challenge)).content.decode()
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -71,9 +71,7 @@ def sdk_provider(
 
 def test_without_a_token_the_challenge_names_the_resource_metadata(server: OAuthServer) -> None:
     for path in ("/mcp", "/api/v1/refs/status?project=github.com/a/b"):
-        response = (
-            HTTP.post(server.base + path, json={}) if path == "/mcp" else HTTP.get(server.base + path)
-        )
+        response = HTTP.post(server.base + path, json={}) if path == "/mcp" else HTTP.get(server.base + path)
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == (
             f'Bearer scope="memory:read memory:write", '
@@ -154,9 +152,7 @@ def _raw_tool_call(
     }
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     assert HTTP.post(server.mcp, json=init, headers=headers | accept).status_code == 200
-    return HTTP.post(
-        server.mcp, json=body, headers=headers | accept | {"mcp-protocol-version": "2025-11-25"}
-    )
+    return HTTP.post(server.mcp, json=body, headers=headers | accept | {"mcp-protocol-version": "2025-11-25"})
 
 
 def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str | None = None) -> dict:
