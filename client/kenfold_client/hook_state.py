@@ -35,8 +35,10 @@ def state_dir() -> Path:
 
 
 def _private_dir(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.chmod(0o700)  # mkdir's mode is filtered by the umask, and the folder may predate us
+    """``path`` and its parent (the state folder) created if needed, both readable by the user alone."""
+    for folder in (path.parent, path):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)  # mkdir's mode is filtered by the umask, and the folder may predate us
     return path
 
 
