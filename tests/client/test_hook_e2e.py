@@ -249,9 +249,29 @@ async def test_a_summary_the_server_missed_is_delivered_at_the_next_start_to_its
         other_server.hook("SessionStart", "sess-y", repo.path, source="startup")
         assert spooled.exists() and summaries(server, scope) == []
 
+        # Beside it: a summary from an older kenfold without a destination (kept, with a warning), and
+        # one the server refuses for good (dropped, with a warning) while the good one is still sent.
+        legacy = spooled.with_name("0000000000000000001-00000000.json")
+        legacy.write_text(
+            json.dumps(
+                {
+                    "project": "github.com/acme/outage",
+                    "content": "old",
+                    "type": "episodic",
+                    "session_id": "s0",
+                }
+            )
+        )
+        refused = spooled.with_name("0000000000000000002-00000000.json")
+        refused.write_text(json.dumps(record | {"content": "x" * 9000, "session_id": "s-long"}))
+
         # The next start of the same agent at the same address sends it, then loads it as context.
-        text = claude.context("sess-next", repo.path)
-        assert not spooled.exists()
+        output, stderr = claude.hook("SessionStart", "sess-next", repo.path, source="startup")
+        assert not spooled.exists() and not refused.exists() and legacy.exists()
+        assert "kept the spooled summary 0000000000000000001-00000000.json" in stderr
+        assert "refused a spooled session summary (dropped)" in stderr and "8000" in stderr
+        assert output is not None
+        text = output["hookSpecificOutput"]["additionalContext"]
         assert "Recent sessions:\n- [" in text and "Retry failed webhooks with backoff" in text
     [summary] = summaries(server, scope)
     assert (summary["agent"], summary["session"]) == ("claude-code", "sess-down")
