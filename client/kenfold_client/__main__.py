@@ -172,7 +172,12 @@ def _hook(arguments: argparse.Namespace) -> int:
     except ClientError as error:
         outcome = failure("Kenfold hook is misconfigured", error)
     else:
-        outcome = run_hook(raw=sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), settings=settings)
+        try:
+            outcome = run_hook(raw=sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), settings=settings)
+        except Exception as error:
+            # A bug of ours must not end the user's session: the agent reads a traceback and a non-zero
+            # exit as a failed (or, with exit 2, blocked) hook. The kind of error is enough to report it.
+            outcome = failure("Kenfold hook failed unexpectedly", type(error).__name__)
     _print_hook_outcome(outcome)
     return 0
 

@@ -119,7 +119,8 @@ def run_hook(*, raw: bytes, settings: HookSettings) -> HookOutcome:
             )
         if event == "SessionEnd":
             return session_end(settings=settings, session_id=session_id, cwd=cwd)
-    except ClientError as error:
+    except (ClientError, OSError) as error:
+        # OSError: the state folder cannot be written (a full disk, a folder owned by someone else).
         return failure(f"Kenfold {event} hook failed", error)
     return HookOutcome()  # an event this version does not know: nothing to do
 
