@@ -7,8 +7,6 @@ break the agent's session: every failure becomes a one-line ``systemMessage`` an
 """
 
 import json
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,9 +16,9 @@ from kenfold_client import git
 from kenfold_client.context import render_context
 from kenfold_client.errors import ClientError, ServerError
 from kenfold_client.hook_state import Event, SessionLog, Spool, clean_up, destination_id
-from kenfold_client.http import KenfoldApi
+from kenfold_client.http import HTTP_TIMEOUT_SECONDS, KenfoldApi
 from kenfold_client.mcp import McpClient, ToolRejected
-from kenfold_client.refs import refs_sync
+from kenfold_client.refs import Deadline, refs_sync
 from kenfold_client.summary import build_summary, cut, one_line
 from kenfold_common.secrets import redact_secrets
 
@@ -183,16 +181,14 @@ def _sync_refs(*, settings: HookSettings, cwd: Path, outcome: HookOutcome) -> No
         pass  # timeouts, an unreachable server, git trouble: the next session tries again
 
 
-def flush_spool(
-    *, settings: HookSettings, client: McpClient, clock: Callable[[], float] = time.monotonic
-) -> list[str]:
+def flush_spool(*, settings: HookSettings, client: McpClient) -> list[str]:
     """Send summaries spooled for this destination, oldest first, within 3 s and at most 20 sends.
 
     Summaries for another destination (another server, key or client name) stay where they are and do
     not use up the budget; a transient failure stops the flush, since the next send would fail the same way.
     """
     entries, warnings = Spool(root=settings.state_dir).pending()
-    end = clock() + FLUSH_SECONDS
+    deadline = Deadline(FLUSH_SECONDS)
     sends = 0
     for entry in entries:
         if entry.destination is None:
@@ -203,7 +199,7 @@ def flush_spool(
             continue
         if entry.destination != settings.destination:
             continue
-        if sends >= FLUSH_MAX_SENDS or clock() >= end:
+        if sends >= FLUSH_MAX_SENDS or deadline.expired():
             break
         sends += 1
         try:
@@ -212,7 +208,7 @@ def flush_spool(
                 project=entry.project,
                 content=entry.content,
                 session_id=entry.session_id,
-                timeout=max(0.001, end - clock()),
+                timeout=deadline.cap(HTTP_TIMEOUT_SECONDS),
             )
         except ToolRejected as error:
             if error.transient:

@@ -7,6 +7,7 @@ closed port here proves which events never touch the network.
 import json
 import os
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -172,3 +173,13 @@ def test_old_state_files_are_cleaned_up(tmp_path: Path) -> None:
     assert not log.path.exists() and spooled.exists()
     clean_up(root=tmp_path, now=now + 31 * 86400)
     assert not spooled.exists()
+
+
+def test_without_capture_nothing_is_recorded_and_nothing_is_sent(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.git("remote", "add", "origin", "git@github.com:a/b.git")
+    quiet = replace(settings(tmp_path), capture=False)
+    for name, field in (("UserPromptSubmit", "prompt"), ("SessionEnd", "reason")):
+        payload = {"hook_event_name": name, "session_id": "s", "cwd": str(repo.path), field: "text"}
+        assert run_hook(raw=json.dumps(payload).encode(), settings=quiet).output is None, name
+    assert not (tmp_path / "state").exists()

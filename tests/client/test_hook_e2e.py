@@ -226,7 +226,8 @@ async def test_a_summary_the_server_missed_is_delivered_at_the_next_start_to_its
     port = free_port()
     down_url = f"http://127.0.0.1:{port}/mcp"
     claude = agent(server, standalone_client, tmp_path, "claude-code", url=down_url)
-    repo = checkout(tmp_path / "outage", "git@github.com:acme/outage.git")
+    # A remote with credentials in it: the project is told on this machine, and the password goes nowhere.
+    repo = checkout(tmp_path / "outage", "https://bot:Hunter2Outage9x@github.com/acme/outage.git")
 
     # The server is down: the session starts without memory and its summary is kept.
     output, _ = claude.hook("SessionStart", "sess-down", repo.path, source="startup")
@@ -239,6 +240,7 @@ async def test_a_summary_the_server_missed_is_delivered_at_the_next_start_to_its
     record = json.loads(spooled.read_text())
     assert record["session_id"] == "sess-down" and record["content"].startswith("Session summary: 1 request ")
     assert server.keys["claude-code"] not in spooled.read_text(), "the spool never holds the key"
+    assert record["project"] == "github.com/acme/outage" and "Hunter2Outage9x" not in files_text(claude.state)
     assert_private(claude.state)
 
     with serve(server.home, server.keys, port=port, KENFOLD_EMBED="off"):
