@@ -1,15 +1,28 @@
-"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync`` and ``kenfold hook``.
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
-stderr as one line; ``--quiet`` silences the summary, never an error.
+stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold hook`` itself always exits
+0: an agent reads another exit code as "block this prompt" or "the session failed".
 """
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from kenfold_client.errors import ClientError, UsageError
+from kenfold_client.hook import (
+    DEFAULT_CLIENT_NAME,
+    DEFAULT_SEND_SECONDS,
+    MAX_INPUT_BYTES,
+    HookOutcome,
+    HookSettings,
+    failure,
+    run_hook,
+)
+from kenfold_client.hook_config import CLIENTS, hooks_config, install_hooks, settings_file
+from kenfold_client.hook_state import state_dir
 from kenfold_client.http import (
     API_KEY_VARIABLE,
     DEFAULT_MCP_URL,
@@ -41,17 +54,92 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sync.add_argument("--dir", type=Path, default=Path.cwd(), help="a directory in the checkout (default: .)")
-    sync.add_argument("--url", help=f"the server's MCP URL (default: $KENFOLD_URL, else {DEFAULT_MCP_URL})")
-    key = sync.add_mutually_exclusive_group()
+    _add_server_options(sync)
+    sync.add_argument("--quiet", action="store_true", help="print nothing on success")
+    _add_hook_parsers(commands)
+    return parser
+
+
+def _add_server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help=f"the server's MCP URL (default: $KENFOLD_URL, else {DEFAULT_MCP_URL})")
+    key = parser.add_mutually_exclusive_group()
     key.add_argument("--key-file", type=Path, help=f"file holding the API key (default: ${API_KEY_VARIABLE})")
     key.add_argument("--key-env", metavar="NAME", help="environment variable holding the API key")
-    sync.add_argument("--quiet", action="store_true", help="print nothing on success")
-    return parser
+
+
+def _add_hook_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    hook = commands.add_parser(
+        "hook",
+        help="session hook for Claude Code and Codex (reads the hook's JSON on stdin)",
+        description=(
+            "Run by the agent at SessionStart (loads the project's memory), UserPromptSubmit, Stop and "
+            "PostCompact (records the session locally, redacted, no network) and SessionEnd (sends the "
+            "session summary). Always exits 0; a failure is shown to the user as one line. To set it up, "
+            "run `kenfold hook install claude-code` or `kenfold hook install codex`."
+        ),
+    )
+    _add_server_options(hook)
+    hook.add_argument(
+        "--client",
+        default=DEFAULT_CLIENT_NAME,
+        metavar="NAME",
+        help=f"the client name sent to the server; it names the agent when no API key does (default: {DEFAULT_CLIENT_NAME})",
+    )
+    hook.add_argument(
+        "--no-capture", action="store_true", help="only load memory; record nothing, send no summary"
+    )
+    hook.add_argument("--no-refs", action="store_true", help="do not sync code references at SessionStart")
+    hook.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_SECONDS,
+        metavar="SECONDS",
+        help=f"how long SessionEnd waits for the server (default: {DEFAULT_SEND_SECONDS}); an unsent summary is sent at the next SessionStart",
+    )
+    setup = hook.add_subparsers(dest="hook_command", metavar="COMMAND")
+    for name, summary in (
+        ("config", "print the hooks configuration for a client (JSON)"),
+        ("install", "merge the hooks configuration into the client's own settings file"),
+    ):
+        command = setup.add_parser(
+            name,
+            help=summary,
+            description=(
+                f"{summary[0].upper()}{summary[1:]}: Claude Code's ~/.claude/settings.json, Codex's "
+                "~/.codex/hooks.json. Every entry you wrote yourself is kept; a backup is written first."
+                if name == "install"
+                else f"{summary[0].upper()}{summary[1:]}, to add by hand or to check before `kenfold hook install`."
+            ),
+        )
+        command.add_argument("client", choices=CLIENTS, help="the agent that runs the hooks")
+        command.add_argument(
+            "--url", help="the server's MCP URL the hooks use (default: $KENFOLD_URL when they run)"
+        )
+        command.add_argument(
+            "--key-file",
+            type=Path,
+            help="file holding the agent's API key (default: $KENFOLD_API_KEY when they run)",
+        )
+        if name == "install":
+            command.add_argument(
+                "--file", type=Path, help="the settings file to merge into (default: the client's own)"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    arguments = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    running_hook = words[:1] == ["hook"] and not {"config", "install"} & set(words)
+    try:
+        arguments = parser.parse_args(words)
+    except SystemExit as exit:
+        if not running_hook or not exit.code:
+            raise
+        # A hook that exits 2 would block the user's prompt: report the bad configuration instead.
+        _print_hook_outcome(failure("Kenfold hook is misconfigured", "see `kenfold hook --help`"))
+        return 0
+    if arguments.command == "hook":
+        return _hook(arguments)
     if not arguments.dir.is_dir():
         parser.error(f"--dir {arguments.dir} is not a directory")
     try:
@@ -65,6 +153,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILURE
     if not arguments.quiet:
         print(for_terminal(outcome.summary))
+    return 0
+
+
+def _hook(arguments: argparse.Namespace) -> int:
+    if arguments.hook_command is not None:
+        return _hook_setup(arguments)
+    try:
+        settings = HookSettings(
+            mcp_url=arguments.url or mcp_url_from_environment(),
+            api_key=read_api_key(key_file=arguments.key_file, key_env=arguments.key_env),
+            client_name=arguments.client,
+            state_dir=state_dir(),
+            capture=not arguments.no_capture,
+            refs=not arguments.no_refs,
+            send_timeout=arguments.send_timeout,
+        )
+    except ClientError as error:
+        outcome = failure("Kenfold hook is misconfigured", error)
+    else:
+        try:
+            outcome = run_hook(raw=sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), settings=settings)
+        except Exception as error:
+            # A bug of ours must not end the user's session: the agent reads a traceback and a non-zero
+            # exit as a failed (or, with exit 2, blocked) hook. The kind of error is enough to report it.
+            outcome = failure("Kenfold hook failed unexpectedly", type(error).__name__)
+    _print_hook_outcome(outcome)
+    return 0
+
+
+def _print_hook_outcome(outcome: HookOutcome) -> None:
+    for warning in outcome.warnings or []:
+        print(for_terminal(warning), file=sys.stderr)
+    if outcome.output is not None:
+        # json.dumps escapes every control character, so memory text cannot break the agent's parser.
+        print(json.dumps(outcome.output))
+
+
+def _hook_setup(arguments: argparse.Namespace) -> int:
+    config = hooks_config(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
+    if arguments.hook_command == "config":
+        print(json.dumps(config, indent=2))
+        return 0
+    path = arguments.file or settings_file(arguments.client)
+    try:
+        print(for_terminal(install_hooks(client=arguments.client, config=config, path=path)))
+    except ClientError as error:
+        print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)
+        return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILURE
     return 0
 
 

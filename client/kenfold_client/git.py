@@ -96,6 +96,12 @@ def remote_url(repo: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> str | Non
     return _text(_git(repo, "remote", "get-url", name, timeout=timeout).stdout) or None
 
 
+def current_branch(repo: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> str | None:
+    """The checked-out branch; None on a detached HEAD."""
+    result = _git(repo, "symbolic-ref", "--short", "-q", "HEAD", timeout=timeout, accept=(0, 1))
+    return _text(result.stdout) or None
+
+
 def detect_project(repo: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> str | None:
     """The project of a checkout: its remote (``origin``, else the first), else its directory's name.
 

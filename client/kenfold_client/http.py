@@ -112,26 +112,36 @@ class KenfoldApi:
         payload: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         url = self.base_url.copy_with(path=f"{self.base_url.path}/{endpoint}")
-        try:
-            request = self._client.build_request(method, url, params=params, json=payload, timeout=timeout)
-            response = self._client.send(request)
-            for _ in range(_MAX_REDIRECTS):
-                if not response.is_redirect or response.next_request is None:
-                    break
-                self._refuse_cross_origin(url, response.next_request.url)
-                response = self._client.send(response.next_request)
-        except httpx.TimeoutException:
-            raise ServerUnreachable(f"Kenfold at {url} did not answer within {timeout:.1f} s") from None
-        except httpx.TransportError as error:
-            raise ServerUnreachable(f"cannot reach Kenfold at {url}: {error}") from None
+        request = self._client.build_request(method, url, params=params, json=payload, timeout=timeout)
+        response = send_same_origin(self._client, request, authenticated=self._authenticated)
         return _json_body(response, method=method, endpoint=endpoint)
 
-    def _refuse_cross_origin(self, url: httpx.URL, target: httpx.URL) -> None:
-        if self._authenticated and _origin(target) != _origin(url):
-            raise ClientError(
-                f"{url} redirects to another origin ({_origin(target)}); the API key is not sent there. "
-                "If that is the right server, pass its /mcp URL with --url or KENFOLD_URL"
-            )
+
+def send_same_origin(client: httpx.Client, request: httpx.Request, *, authenticated: bool) -> httpx.Response:
+    """Send ``request`` and follow its redirects, refusing one to another origin while a key is sent.
+
+    Transport failures become ``ServerUnreachable`` (a later attempt may succeed); the REST client and the
+    hook's MCP client both send through here, so neither can forward the key elsewhere.
+    """
+    url = request.url
+    timeout = request.extensions.get("timeout", {}).get("read") or HTTP_TIMEOUT_SECONDS
+    try:
+        response = client.send(request)
+        for _ in range(_MAX_REDIRECTS):
+            if not response.is_redirect or response.next_request is None:
+                break
+            target = response.next_request.url
+            if authenticated and _origin(target) != _origin(url):
+                raise ClientError(
+                    f"{url} redirects to another origin ({_origin(target)}); the API key is not sent there. "
+                    "If that is the right server, pass its /mcp URL with --url or KENFOLD_URL"
+                )
+            response = client.send(response.next_request)
+    except httpx.TimeoutException:
+        raise ServerUnreachable(f"Kenfold at {url} did not answer within {timeout:.1f} s") from None
+    except httpx.TransportError as error:
+        raise ServerUnreachable(f"cannot reach Kenfold at {url}: {error}") from None
+    return response
 
 
 def _origin(url: httpx.URL) -> str:

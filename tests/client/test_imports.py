@@ -1,5 +1,6 @@
 """The client runs beside a checkout, with no server installed: its distribution installs and works alone."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -35,3 +36,45 @@ def test_the_kenfold_command_of_the_distribution_answers_help(standalone_client:
         check=True,
     )
     assert "--key-env" in result.stdout and "--dir" in result.stdout
+
+
+def test_the_kenfold_command_of_the_distribution_runs_every_hook_event(
+    standalone_client: Path, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "init", "--quiet", str(checkout)], check=True)
+    subprocess.run(
+        ["git", "-C", str(checkout), "remote", "add", "origin", "git@github.com:a/b.git"], check=True
+    )
+    # No server listens on port 9: SessionStart and SessionEnd report it, the captures never notice.
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "KENFOLD_STATE_DIR": str(tmp_path / "state"),
+        "KENFOLD_URL": "http://127.0.0.1:9/mcp",
+    }
+    printed = {}
+    for event, field in [
+        ("SessionStart", "source"),
+        ("UserPromptSubmit", "prompt"),
+        ("Stop", "last_assistant_message"),
+        ("PostCompact", "compact_summary"),
+        ("SessionEnd", "reason"),
+    ]:
+        payload = {"hook_event_name": event, "session_id": "s", "cwd": str(checkout), field: f"{event} text"}
+        result = subprocess.run(
+            [str(standalone_client / "kenfold"), "hook"],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+        printed[event] = json.loads(result.stdout)["systemMessage"] if result.stdout else None
+    assert printed["SessionStart"].startswith("Kenfold memory was not loaded: cannot reach Kenfold")
+    assert [printed[event] for event in ("UserPromptSubmit", "Stop", "PostCompact")] == [None, None, None]
+    assert printed["SessionEnd"].startswith("Kenfold session summary kept for the next session start")
+    [spooled] = (tmp_path / "state" / "spool").glob("*.json")
+    assert (
+        "- UserPromptSubmit text\nFinal response:\nStop text\nSummary at compaction:\nPostCompact text"
+        in (json.loads(spooled.read_text())["content"])
+    )

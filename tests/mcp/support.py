@@ -54,9 +54,14 @@ class KenfoldServer:
 
 
 @contextmanager
-def serve(home: Path, keys: dict[str, str], **env: str) -> Iterator[KenfoldServer]:
-    """gunicorn -k asgi with one worker on a free port, for an already migrated home."""
-    port = free_port()
+def serve(
+    home: Path, keys: dict[str, str], *, port: int | None = None, **env: str
+) -> Iterator[KenfoldServer]:
+    """gunicorn -k asgi with one worker on `port` (a free one by default), for an already migrated home.
+
+    A test passes the port of a server it stopped to start it again at the same address.
+    """
+    port = port or free_port()
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     argv = [gunicorn, "kenfold.asgi:application", "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}"]
     # Several servers run side by side in a test run; a shared control socket would make them collide.
