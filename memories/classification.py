@@ -12,7 +12,7 @@ from django.conf import settings
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
 from memories import providers
-from memories.chat import ChatError, tagged
+from memories.chat import ChatError, ChatModel, tagged
 from memories.models import MemoryType
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,11 @@ def classify_type(*, content: str, scope: str) -> str | None:
     chat = providers.chat_model()
     if chat is None or not settings.CLASSIFY:
         return None
+    return classify_with(chat=chat, content=content, scope=scope)
+
+
+def classify_with(*, chat: ChatModel, content: str, scope: str) -> str | None:
+    """``classify_type`` with a given chat model (the evaluation harness passes its own)."""
     where = (
         "This memory is user-wide (not tied to a project)."
         if scope == USER_SCOPE
