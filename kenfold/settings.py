@@ -179,9 +179,13 @@ try:
     # value stops the process at start; memories.providers builds the clients from these values.
     EMBEDDING = embedding_from_env()
     RERANK = rerank_from_env()
-    # The chat model of the coming extraction and classification (spec §1.12-1.13): parsed and checked
-    # now, so that configurations written today fail early, but nothing uses it yet.
+    # The chat model of extraction and of the classification of untyped remembers (spec §1.12-1.13).
     CHAT = chat_from_env()
+    # "propose": every extracted memory waits for the owner's review; "auto": a directly stated,
+    # confident fact that resembles nothing existing is served at once (preferences are always proposed).
+    EXTRACT_POLICY = env_choice("KENFOLD_EXTRACT_POLICY", "propose", ("propose", "auto"))
+    # Classify remembers sent without a type (only when a chat model is configured).
+    CLASSIFY = env_bool("KENFOLD_CLASSIFY", True)
     if DATABASE_URL:
         _default_db = _database_from_url(DATABASE_URL, DATABASE_PASSWORD)
     else:

@@ -281,3 +281,52 @@ class MemoryEmbedding(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["model", "memory"], name="memory_embedding_model")]
+
+
+class ExtractionStatus(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Extraction(models.Model):
+    """One session summary's extraction (spec §1.1 `extraction`, §1.12). A summary without a row is pending.
+
+    ``attempts`` numbers the claims: a worker finishes or fails only the row of its own attempt, so a
+    worker whose lease expired (and whose summary another worker claimed meanwhile) cannot overwrite the
+    newer attempt's result.
+    """
+
+    source = models.OneToOneField(
+        Memory, primary_key=True, on_delete=models.DB_CASCADE, related_name="extraction"
+    )
+    status = models.TextField(choices=ExtractionStatus.choices)
+    attempts = models.IntegerField(default=0, db_default=0)
+    model = models.TextField(default="", db_default="")
+    # Candidates that passed validation, and how many of them were stored (new in their scope).
+    candidates = models.IntegerField(default=0, db_default=0)
+    stored = models.IntegerField(default=0, db_default=0)
+    error = models.TextField(default="", db_default="")
+    locked_until = models.DateTimeField(null=True, blank=True)
+    # When a failed extraction is retried; NULL on a failed row means Kenfold gave up.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(db_default=Now())
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "extraction"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=ExtractionStatus.values), name="extraction_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(attempts__gte=0), name="extraction_attempts_non_negative"),
+            models.CheckConstraint(
+                condition=Q(candidates__gte=0) & Q(stored__gte=0) & Q(stored__lte=F("candidates")),
+                name="extraction_counts_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"], condition=Q(status="failed"), name="extraction_retry_due"
+            )
+        ]

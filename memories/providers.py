@@ -1,4 +1,5 @@
-"""The process's model providers (embedders, reranker), built once from settings.EMBEDDING and RERANK.
+"""The process's model providers (embedders, reranker, chat model), built once from settings.EMBEDDING,
+RERANK and CHAT.
 
 Built lazily: commands that never search do not load the ONNX model. The settings themselves are
 parsed and checked at start (kenfold.settings). Changing either setting (a test's `settings` fixture,
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from memories.chat import ChatModel, chat_from_settings
 from memories.embeddings import Embedder
 from memories.embeddings.config import embedders_from_settings
 from memories.rerank import Reranker, reranker_from_settings
@@ -19,14 +21,16 @@ _lock = threading.Lock()
 _loaded = False
 _embedders: list[Embedder] = []
 _reranker: Reranker | None = None
+_chat: ChatModel | None = None
 
 
 def _load() -> None:
-    global _loaded, _embedders, _reranker
+    global _loaded, _embedders, _reranker, _chat
     with _lock:
         if not _loaded:
             _embedders = embedders_from_settings(embedding=settings.EMBEDDING)
             _reranker = reranker_from_settings(rerank=settings.RERANK)
+            _chat = chat_from_settings(chat=settings.CHAT)
             _loaded = True
 
 
@@ -44,9 +48,16 @@ def reranker() -> Reranker | None:
     return _reranker
 
 
+def chat_model() -> ChatModel | None:
+    """The chat model of extraction and classification, or None when KENFOLD_CHAT_URL is unset."""
+    if not _loaded:
+        _load()
+    return _chat
+
+
 @receiver(setting_changed)
 def _provider_setting_changed(*, setting: str, **kwargs: object) -> None:
-    global _loaded, _embedders, _reranker
-    if setting in ("EMBEDDING", "RERANK"):
+    global _loaded, _embedders, _reranker, _chat
+    if setting in ("EMBEDDING", "RERANK", "CHAT"):
         with _lock:
-            _loaded, _embedders, _reranker = False, [], None
+            _loaded, _embedders, _reranker, _chat = False, [], None, None

@@ -433,3 +433,40 @@ def recent_memories(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
+
+
+def live_similar(
+    *,
+    content: str,
+    vector: tuple[str, Sequence[float]] | None,
+    scope: str,
+    threshold: float,
+    max_distance: float,
+) -> list[UUID]:
+    """Active or proposed memories of `scope` that resemble `content` (an extraction candidate not yet
+    stored): trigram similarity >= `threshold`, or the (model, vector) pair within `max_distance`.
+
+    Unlike remember's similar[], proposed memories count: a second session saying the same thing again
+    must not queue a second proposal for review unmarked.
+    """
+    sql = """
+        SELECT m.id FROM memory m
+        WHERE m.status = ANY(%(live)s) AND m.scope = %(scope)s AND m.type NOT IN ('temporary', 'episodic')
+          AND similarity(m.content, %(content)s) >= %(threshold)s
+        ORDER BY similarity(m.content, %(content)s) DESC, m.created_at DESC
+        LIMIT 5
+    """
+    live = ["active", "proposed"]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"live": live, "scope": scope, "content": content, "threshold": threshold})
+        found = [row[0] for row in cursor.fetchall()]
+    if vector is not None:
+        model, values = vector
+        conditions = (
+            "e.status = ANY(%(live)s) AND e.scope = %(scope)s AND e.type NOT IN ('temporary', 'episodic')"
+        )
+        nearest = _nearest(
+            vector=values, model=model, conditions=conditions, params={"live": live, "scope": scope}, limit=5
+        )
+        found += [mid for mid, distance in nearest if distance <= max_distance and mid not in found]
+    return found

@@ -4,15 +4,18 @@ Only active, unexpired memories are ever served to agents; user-wide memories ar
 next to the project's.
 """
 
-from django.db.models import QuerySet
+import uuid
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet, Sum
 
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
-from memories import extensions
-from memories.models import Memory, MemoryType, Status
+from memories import extensions, search
+from memories.models import Extraction, ExtractionStatus, Memory, MemoryType, Status
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryView, RecallOutput
@@ -212,3 +215,86 @@ def memory_list(
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))
     return memories[: max(1, min(limit, 500))]
+
+
+# --- extraction and review ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtractionCounts:
+    pending: int
+    running: int
+    done: int
+    failed: int
+    stored: int
+
+
+def extraction_counts() -> ExtractionCounts:
+    """Session summaries by extraction state (consolidation digests are never extracted), and how many
+    memories extraction stored."""
+    summaries = Memory.objects.filter(type=MemoryType.EPISODIC, status=Status.ACTIVE).exclude(
+        attrs__contains={"kind": "digest"}
+    )
+    by_status = dict(
+        Extraction.objects.values_list("status")
+        .annotate(count=Count("source_id"))
+        .values_list("status", "count")
+    )
+    return ExtractionCounts(
+        pending=summaries.filter(extraction__isnull=True).count(),
+        running=by_status.get(ExtractionStatus.RUNNING, 0),
+        done=by_status.get(ExtractionStatus.DONE, 0),
+        failed=by_status.get(ExtractionStatus.FAILED, 0),
+        stored=Extraction.objects.aggregate(total=Sum("stored"))["total"] or 0,
+    )
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """A proposed memory as the owner reviews it: where it came from, the quote it rests on, and the
+    memories it may duplicate or contradict (numbered 1.. for "replace similar #N")."""
+
+    memory: Memory
+    evidence: str
+    source_summary: Memory | None
+    similar: list[Memory]
+
+
+def memory_review_queue(*, limit: int = 100) -> list[ReviewItem]:
+    """Proposed memories, oldest first, with their provenance and the active memories they resemble."""
+    now = clock.now()
+    items = []
+    for memory in (
+        Memory.objects.unexpired(now).filter(status=Status.PROPOSED).order_by("created_at", "id")[:limit]
+    ):
+        attrs = memory.attrs or {}
+        ids = list(dict.fromkeys(filter(None, map(_as_uuid, attrs.get("similar_to") or []))))
+        hits = search.trigram_similar(
+            memory_id=memory.id, content=memory.content, scope=memory.scope, now=now, threshold=0.5, limit=3
+        )
+        ids += [hit.memory_id for hit in hits if hit.memory_id not in ids]
+        found = Memory.objects.in_bulk(ids)
+        # Only active memories can be replaced; a proposal it resembles is reviewed on its own.
+        similar = [
+            found[key]
+            for key in ids
+            if key in found and found[key].status == Status.ACTIVE and found[key].scope == memory.scope
+        ][:3]
+        source_id = _as_uuid(attrs.get("extracted_from"))
+        source = Memory.objects.filter(pk=source_id).first() if source_id else None
+        items.append(
+            ReviewItem(
+                memory=memory,
+                evidence=str(attrs.get("evidence") or ""),
+                source_summary=source,
+                similar=similar,
+            )
+        )
+    return items
+
+
+def _as_uuid(value: object) -> uuid.UUID | None:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        return None

@@ -21,6 +21,7 @@ from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions, providers, search
+from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import embed_now
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
@@ -93,7 +94,7 @@ def _ttl(
     return timedelta(seconds=ttl_seconds)
 
 
-def _same_content(content: str) -> Exact:
+def same_content(content: str) -> Exact:
     """content_key equal to the key of `content`, computed by the same SQL function as the column.
 
     The md5 comparison lets PostgreSQL use the memory_dedupe index; the full comparison keeps an md5
@@ -108,7 +109,7 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     candidates = Memory.objects.unexpired(clock.now()).filter(scope=scope, status__in=LIVE_STATUSES)
     if type is not None:
         candidates = candidates.filter(type=type)
-    return candidates.filter(_same_content(content)).order_by("-created_at", "-id").first()
+    return candidates.filter(same_content(content)).order_by("-created_at", "-id").first()
 
 
 def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[MemoryView]:
@@ -194,6 +195,17 @@ def memory_remember(
             session_id=session_id,
         )
 
+    classified = None
+    if type is None and classify_enabled():
+        # Asked before the transaction, so no lock is held while the model answers (up to 15 s). A
+        # duplicate found now returns without asking; the check is repeated under the lock below.
+        duplicate = _find_duplicate(scope=scope, content=content, type=None)
+        if duplicate is not None:
+            return RememberOutput(
+                id=str(duplicate.id), type=duplicate.type, status=duplicate.status, deduplicated=True
+            )
+        classified = classify_type(content=content, scope=scope)
+
     with transaction.atomic():
         replaces_session_summary = type == MemoryType.EPISODIC and bool(session_id)
         if replaces_session_summary:
@@ -208,7 +220,9 @@ def memory_remember(
             return RememberOutput(
                 id=str(duplicate.id), type=duplicate.type, status=duplicate.status, deduplicated=True
             )
-        if type is None:
+        if type is None and classified is not None:
+            type, type_source = classified, "model"
+        elif type is None:
             type, type_source = (MemoryType.SEMANTIC if scope == "user" else MemoryType.PROJECT), "default"
         else:
             type_source = "agent"

@@ -181,3 +181,23 @@ def openai_embeddings(received: Received, *, dimensions: int = FAKE_DIMENSIONS) 
         for index, text in enumerate(received.json["input"])
     ]
     return Reply(json={"object": "list", "data": data, "model": received.json["model"]})
+
+
+def chat_reply(content: object, *, finish_reason: str = "stop") -> Reply:
+    """An OpenAI-compatible /chat/completions answer whose message is ``content`` (JSON-encoded unless a
+    string, so a test can also script prose, fences or broken JSON)."""
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return Reply(
+        json={
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "model": "fake-chat",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish_reason,
+                }
+            ],
+        }
+    )

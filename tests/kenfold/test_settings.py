@@ -98,6 +98,12 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
             {"KENFOLD_CHAT_REASONING": "max"},
             "KENFOLD_CHAT_REASONING='max' is not one of: none, minimal, low, medium, high, omit",
         ),
+        (
+            "serve",
+            {"KENFOLD_EXTRACT_POLICY": "yolo"},
+            "KENFOLD_EXTRACT_POLICY='yolo' is not one of: propose, auto",
+        ),
+        ("check", {"KENFOLD_CLASSIFY": "sometimes"}, "KENFOLD_CLASSIFY='sometimes' is not a boolean"),
     ],
 )
 def test_a_bad_provider_setting_stops_the_process_before_it_serves(

@@ -1,4 +1,7 @@
-"""`manage.py memory list|approve|reject|forget`: what the owner does that agents cannot."""
+"""`manage.py memory list|review|approve|reject|forget`: what the owner does that agents cannot."""
+
+import sys
+from typing import TextIO
 
 from django.core.management.base import CommandError, CommandParser
 
@@ -8,9 +11,13 @@ from kenfold_common.errors import KenfoldError
 from memories import selectors, services
 from memories.models import MemoryType, Status
 
+REVIEW_PROMPT = "[a]pprove, [r]eject, replace similar #[1-3], [s]kip, [q]uit: "
+
 
 class Command(KenfoldCommand):
-    help = "Review and manage memories: list, approve or reject proposals, forget."
+    help = "Review and manage memories: list, review, approve or reject proposals, forget."
+    # call_command(..., stdin=...) feeds the interactive review in tests.
+    stealth_options = ("stdin",)
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
@@ -22,6 +29,7 @@ class Command(KenfoldCommand):
             "--stale", action="store_true", help="only memories whose referenced code changed or went"
         )
         listing.add_argument("--limit", type=int, default=50)
+        sub.add_parser("review", help="go through proposed memories one by one, oldest first")
         approve = sub.add_parser("approve", help="serve proposed memories (trust becomes user)")
         approve.add_argument("ids", nargs="+")
         approve.add_argument("--replaces", help="an active memory the approved one replaces")
@@ -36,6 +44,8 @@ class Command(KenfoldCommand):
         action = options["action"]
         if action == "list":
             self._list(options)
+        elif action == "review":
+            self._review(options.get("stdin") or sys.stdin)
         elif action == "forget":
             result = services.memory_forget(
                 caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
@@ -77,3 +87,76 @@ class Command(KenfoldCommand):
                 self.stderr.write(f"{memory_id}: {exc}")
         if failures:
             raise CommandError(f"{failures} of {len(options['ids'])} could not be {action}d")
+
+    def _review(self, stdin: TextIO) -> None:
+        """One proposal at a time: its provenance, evidence and similar memories, then a decision. Input
+        that is not a decision asks again; end of input quits like `q`."""
+        queue = selectors.memory_review_queue()
+        if not queue:
+            self.stdout.write("Nothing to review.")
+            return
+        counts = {"approved": 0, "rejected": 0, "skipped": 0}
+        for number, item in enumerate(queue, 1):
+            self._show(number, len(queue), item)
+            decision = self._decide_one(item, stdin)
+            if decision is None:
+                break
+            counts[decision] += 1
+        self.stdout.write(", ".join(f"{value} {name}" for name, value in counts.items()))
+
+    def _show(self, number: int, total: int, item: selectors.ReviewItem) -> None:
+        memory = item.memory
+        attrs = memory.attrs or {}
+        self.stdout.write(f"\n[{number}/{total}] {memory.type} in {memory.scope}  ({memory.id})")
+        self.stdout.write(f"  {memory.content}")
+        provenance = f"  by {memory.source_agent}"
+        if attrs.get("session_agent"):
+            provenance += f" from a session of {attrs['session_agent']}"
+        if memory.source_session:
+            provenance += f" (session {memory.source_session})"
+        if attrs.get("extractor_model"):
+            provenance += f", model {attrs['extractor_model']}, confidence {memory.confidence:.2f}"
+        self.stdout.write(provenance)
+        if item.evidence:
+            self.stdout.write(f'  evidence: "{item.evidence}"')
+        if item.source_summary is not None:
+            first = " ".join(item.source_summary.content.split())[:160]
+            self.stdout.write(f"  summary {item.source_summary.id}: {first}")
+        for index, similar in enumerate(item.similar, 1):
+            text = " ".join(similar.content.split())[:200]
+            self.stdout.write(f"  similar #{index}: {text}  ({similar.id})")
+
+    def _decide_one(self, item: selectors.ReviewItem, stdin: TextIO) -> str | None:
+        while True:
+            self.stdout.write(REVIEW_PROMPT, ending="")
+            self.stdout.flush()
+            line = stdin.readline()
+            if not line:
+                return None
+            answer = line.strip().lower()
+            try:
+                if answer in ("q", "quit"):
+                    return None
+                if answer in ("s", "skip"):
+                    return "skipped"
+                if answer in ("a", "approve"):
+                    services.memory_approve(memory_id=str(item.memory.id))
+                    self.stdout.write("approved")
+                    return "approved"
+                if answer in ("r", "reject"):
+                    self.stdout.write("reason (optional): ", ending="")
+                    self.stdout.flush()
+                    reason = stdin.readline().strip()
+                    services.memory_reject(memory_id=str(item.memory.id), reason=reason)
+                    self.stdout.write("rejected")
+                    return "rejected"
+                if answer.isdigit() and 1 <= int(answer) <= len(item.similar):
+                    old = item.similar[int(answer) - 1]
+                    services.memory_approve(memory_id=str(item.memory.id), replaces=str(old.id))
+                    self.stdout.write(f"approved, replacing {old.id}")
+                    return "approved"
+            except KenfoldError as exc:
+                self.stderr.write(str(exc))
+                return "skipped"
+            choices = f"a, r, s, q or 1-{len(item.similar)}" if item.similar else "a, r, s or q"
+            self.stdout.write(f"{answer[:20]!r} is not a choice; answer {choices}")

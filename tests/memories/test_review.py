@@ -1,0 +1,98 @@
+"""The Review scenario of spec §2: `extract run` proposes, `memory review` decides interactively."""
+
+import io
+from collections.abc import Callable
+
+import pytest
+from django.core.management import call_command
+
+from kenfold.caller import Caller
+from memories import selectors, services
+from memories.models import Memory
+from tests.provider_servers import chat_reply, provider_server
+
+pytestmark = pytest.mark.django_db
+
+CLAUDE = Caller(agent="claude-code")
+REPO = "https://github.com/kenfold/kenfold.git"
+SUMMARY = """Session summary: 3 request(s) on branch main, 2026-11-30 10:00–10:40 UTC.
+Requests:
+- From now on we use pnpm in this repo, not npm.
+- The retry logic lives in src/net/retry.ts.
+- Please keep answers short.
+Final response: done."""
+ITEMS = [
+    {
+        "category": "project_rule",
+        "content": "The kenfold repo uses pnpm as its package manager.",
+        "evidence": "we use pnpm in this repo, not npm",
+        "basis": "stated",
+    },
+    {
+        "category": "code_fact",
+        "content": "The retry logic lives in src/net/retry.ts.",
+        "evidence": "The retry logic lives in src/net/retry.ts.",
+        "basis": "stated",
+    },
+    {
+        "category": "user_preference",
+        "content": "The user wants short answers.",
+        "evidence": "Please keep answers short.",
+        "basis": "stated",
+    },
+]
+
+
+def review(answers: str) -> str:
+    out = io.StringIO()
+    call_command("memory", "review", stdin=io.StringIO(answers), stdout=out)
+    return out.getvalue()
+
+
+def test_extracted_proposals_are_reviewed_interactively(provider_env: Callable[..., None]) -> None:
+    old_rule = services.memory_remember(
+        caller=CLAUDE,
+        content="The kenfold repo uses npm as its package manager.",
+        type="project",
+        project=REPO,
+    )
+    services.memory_remember(caller=CLAUDE, content=SUMMARY, type="episodic", project=REPO, session_id="s-7")
+    with provider_server(lambda r: chat_reply({"items": ITEMS})) as server:
+        provider_env(KENFOLD_CHAT_URL=server.url, KENFOLD_EMBED="off")
+        out = io.StringIO()
+        call_command("extract", "run", stdout=out)
+    assert "stored 3 proposed memories" in out.getvalue()
+    rule, code, pref = [Memory.objects.get(content=item["content"], status="proposed") for item in ITEMS]
+    assert rule.attrs["similar_to"] == [old_rule.id]
+
+    # Nonsense and an out-of-range similar number re-prompt; then: replace similar #1, approve, reject.
+    shown = review("maybe\n7\n1\na\nr\nalready in CLAUDE.md\n")
+    assert shown.count("[a]pprove, [r]eject, replace similar #[1-3], [s]kip, [q]uit: ") == 5
+    assert "'maybe' is not a choice; answer a, r, s, q or 1-1" in shown
+    assert "'7' is not a choice" in shown
+    assert "[1/3] project in project:github.com/kenfold/kenfold" in shown
+    assert 'evidence: "we use pnpm in this repo, not npm"' in shown
+    assert "from a session of claude-code (session s-7), model qwen3.5:4b, confidence 0.90" in shown
+    assert f"similar #1: The kenfold repo uses npm as its package manager.  ({old_rule.id})" in shown
+    assert "summary " in shown and "Session summary: 3 request(s)" in shown
+    assert shown.rstrip().endswith("2 approved, 1 rejected, 0 skipped")
+
+    for memory in (rule, code, pref):
+        memory.refresh_from_db()
+    assert (rule.status, rule.trust, str(rule.supersedes_id)) == ("active", "user", old_rule.id)
+    assert Memory.objects.get(pk=old_rule.id).status == "superseded"
+    assert (code.status, code.trust) == ("active", "user")
+    assert pref.status == "deleted" and pref.attrs["forget_reason"] == "already in CLAUDE.md"
+    assert review("") == "Nothing to review.\n"
+
+
+def test_skip_and_quit_leave_proposals_waiting() -> None:
+    first = services.memory_remember(caller=CLAUDE, content="Answer in English, please.", type="preference")
+    services.memory_remember(caller=CLAUDE, content="Use tabs, never spaces.", type="preference")
+    shown = review("s\nq\n")
+    assert shown.rstrip().endswith("0 approved, 0 rejected, 1 skipped")
+    assert Memory.objects.filter(status="proposed").count() == 2
+    # End of input quits as q does.
+    assert review("").rstrip().endswith("0 approved, 0 rejected, 0 skipped")
+    # Oldest first.
+    assert str(selectors.memory_review_queue()[0].memory.id) == first.id
