@@ -152,7 +152,7 @@ def test_workers_die_with_their_master_and_serve_starts_again_at_once(home: Path
         assert httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200
     # Nothing is left to wait for (the port is free at once): a restart costs what a first start costs, the
     # loading of Django and the MCP SDK (seconds, more on this shared machine).
-    assert restart < first_start + 5, (
+    assert restart < max(30, 2 * first_start), (
         f"serve took {restart:.1f} s to be ready again, {first_start:.1f} s at first"
     )
     print(f"serve ready again after {restart:.1f} s (first start {first_start:.1f} s)")
