@@ -6,8 +6,10 @@ wheel's Python layer does not give: one server per KENFOLD_HOME shared by every 
 job workers, manage.py commands, stdio MCP servers), started by whichever process needs it first and
 left running when that process exits or crashes.
 
-Layout under KENFOLD_HOME: `pgdata/` (the cluster, owned by the server's user, 0700) and `pgdata.lock`
-(an flock that serialises init/start/stop across processes). The server listens only on a Unix socket
+Layout under KENFOLD_HOME: `pgdata/` (the cluster, owned by the server's user, 0700), `pgdata.lock`
+(an flock that serialises init/start/stop across processes) and, while the owner has stopped the server
+with `manage.py db stop`, `pgdata.stopped`. A server that died without it (a crash, kill -9, the OOM
+killer) is restarted by the first process that wants a connection (`restart_if_crashed`). The server listens only on a Unix socket
 in a private directory (no TCP), so no port can clash and no other local user can connect.
 
 When Kenfold runs as root (containers, CI), PostgreSQL refuses to run as root, so the server runs as a
@@ -115,10 +117,13 @@ class EmbeddedCluster:
         self.memory_mb = memory_mb
         self.pgdata = home / "pgdata"
         self.lock_path = home / "pgdata.lock"
+        # Present while the owner has stopped the server: it is then not restarted behind their back.
+        self.stopped_marker = home / "pgdata.stopped"
         self.log_path = self.pgdata / "postgres.log"
         self.durable = durable
         self.socket_dir = self._choose_socket_dir()
         self._started_in_process = False
+        self._began_at = time.time()
         self._thread_lock = threading.Lock()
 
     # --- public API -------------------------------------------------------------------------------
@@ -126,39 +131,71 @@ class EmbeddedCluster:
     def ensure_started_once(self) -> None:
         """Start (or find) the server the first time this process needs it.
 
-        Later connections do not re-check: if the owner stops the server on purpose, requests fail and
-        /readyz says so, instead of the server being restarted behind the owner's back.
+        Later connections only check for a crash (`restart_if_crashed`): if the owner stops the server on
+        purpose, requests fail and /readyz says so, instead of the server being restarted behind the
+        owner's back.
         """
         if self._started_in_process:
             return
         with self._thread_lock:
-            if not self._started_in_process:
-                self.start()
-                self._started_in_process = True
+            if self._started_in_process:
+                return
+            # A stop the owner made after this process began is respected (a web worker that had not
+            # connected yet must not undo `db stop`); a process started later is a new request to use it.
+            with suppress(FileNotFoundError):
+                if self.stopped_marker.stat().st_mtime >= self._began_at:
+                    raise EmbeddedDatabaseError(
+                        "the embedded PostgreSQL was stopped with `manage.py db stop`; "
+                        "start it again with `manage.py db start`"
+                    )
+            self.start()
+            self._started_in_process = True
 
     def start(self) -> bool:
         """Make sure the server runs; returns True if this call started it."""
         self._prepare_home()
         with self._flock():
-            if not (self.pgdata / "PG_VERSION").exists():
-                self._initdb()
-            self._write_config()
-            if self._running_pid() is not None and self._wait_until_accepting(timeout=_START_TIMEOUT_S):
+            return self._start_locked()
+
+    def restart_if_crashed(self) -> bool:
+        """Start the server again if it died without being stopped; returns True if this call did.
+
+        Every process that uses the server calls this before taking a connection, so whichever notices a
+        crashed postmaster first restarts it, under the same file lock as any start; the others then find
+        it running. A server the owner stopped (`manage.py db stop`) stays stopped. The check without the
+        lock (a pid file read and one /proc lookup) is what every request pays.
+        """
+        if not self._started_in_process or self._running_pid() is not None:
+            return False
+        with self._thread_lock, self._flock():
+            if self.stopped_marker.exists() or self._running_pid() is not None:
                 return False
-            self._clear_stale_lock_files()
-            self._pg_ctl("start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(self.log_path))
-            if not self._wait_until_accepting(timeout=_START_TIMEOUT_S):
-                raise EmbeddedDatabaseError(
-                    self._failure_text("the embedded PostgreSQL did not accept connections")
-                )
-            self._bootstrap()
-            return True
+            log.warning("the embedded PostgreSQL is not running although nobody stopped it; restarting it")
+            return self._start_locked()
+
+    def _start_locked(self) -> bool:
+        if not (self.pgdata / "PG_VERSION").exists():
+            self._initdb()
+        self.stopped_marker.unlink(missing_ok=True)
+        self._write_config()
+        if self._running_pid() is not None and self._wait_until_accepting(timeout=_START_TIMEOUT_S):
+            return False
+        self._clear_stale_lock_files()
+        self._pg_ctl("start", "-w", "-t", str(_START_TIMEOUT_S), "-l", str(self.log_path))
+        if not self._wait_until_accepting(timeout=_START_TIMEOUT_S):
+            raise EmbeddedDatabaseError(
+                self._failure_text("the embedded PostgreSQL did not accept connections")
+            )
+        self._bootstrap()
+        return True
 
     def stop(self) -> bool:
-        """Stop the server if it runs; returns True if it was running."""
+        """Stop the server if it runs; returns True if it was running. It stays stopped until a start."""
         if not self.pgdata.exists():
             return False
         with self._flock():
+            # Written first, so no process takes the stopping server for a crashed one and restarts it.
+            self.stopped_marker.touch()
             if self._running_pid() is None:
                 return False
             self._pg_ctl("stop", "-w", "-t", str(_START_TIMEOUT_S), "-m", "fast")

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.auth import authenticated_as, caller_from_authorization
+from kenfold.backpressure import database_unavailable, unavailable_response
 from kenfold_common.errors import AuthenticationFailed
 from oauth.resource import ALL_SCOPES as OAUTH_SCOPES
 from oauth.resource import challenge as oauth_challenge
@@ -109,9 +110,13 @@ class RequestGuard:
             return await _error(401, exc.message, {"WWW-Authenticate": _challenge(headers)})(
                 scope, receive, send
             )
-        except Exception:
+        except Exception as exc:
             # The database (or something else) failed: the key may be fine, so this is not a 401, which
-            # would make clients throw their key away.
+            # would make clients throw their key away. A database that is down or busy is a 503 the
+            # client may retry; anything else is our bug.
+            if database_unavailable(exc):
+                log.warning("API key check: database unavailable", exc_info=True)
+                return await unavailable_response()(scope, receive, send)
             log.exception("API key check failed")
             return await _error(500, AUTH_CHECK_FAILED)(scope, receive, send)
         if caller.oauth_grant is not None and caller.read_only:

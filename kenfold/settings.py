@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
+from kenfold.backpressure import POOL_SIZE
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 from kenfold_common.env import (
     ConfigError,
@@ -40,8 +41,9 @@ def _default_home() -> Path:
 # than the search itself.
 # Connections are checked when taken from the pool (a cheap round trip on the local socket), so a restart of
 # the database costs no failed request; waiting for a connection is capped at 3 s, so a stopped database
-# fails requests quickly instead of piling them up.
-_POOL = {"min_size": 1, "max_size": 8, "timeout": 3, "check": ConnectionPool.check_connection}
+# fails requests quickly (503) instead of piling them up. The pool is larger than the number of requests
+# kenfold.backpressure lets run at once, so load alone never makes a request wait for a connection.
+_POOL = {"min_size": 1, "max_size": POOL_SIZE, "timeout": 3, "check": ConnectionPool.check_connection}
 # While the database is unreachable, psycopg_pool retries with a delay that doubles without a ceiling: after
 # a one-minute outage the server would stay down another minute. Retry every half second instead; an
 # attempt against a down server costs one failed connect.

@@ -48,7 +48,9 @@ def _database_answers() -> bool:
     cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
     if cluster is not None:
         try:
-            cluster.ensure_started_once()  # like any first use; a server stopped later stays stopped
+            # Like any connection: started on first use, restarted after a crash, left stopped by the owner.
+            cluster.ensure_started_once()
+            cluster.restart_if_crashed()
         except EmbeddedDatabaseError:
             log.warning("readiness check: the embedded database could not start", exc_info=True)
             return False

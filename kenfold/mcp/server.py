@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kenfold import __version__
 from kenfold.auth import authenticated_caller, local_caller
+from kenfold.backpressure import DATABASE_UNAVAILABLE, database_unavailable
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
@@ -89,7 +90,11 @@ async def run_service(tool: str, service: Callable[..., BaseModel], /, **argumen
         output = await sync_to_async(service, thread_sensitive=True)(**arguments)
     except KenfoldError as exc:
         return tool_error(exc.message)
-    except Exception:
+    except Exception as exc:
+        if database_unavailable(exc):
+            # Nothing is wrong with the call: the agent should retry it, not report a bug.
+            log.warning("MCP tool %s: database unavailable", tool, exc_info=True, extra={"tool": tool})
+            return tool_error(f"{tool}: {DATABASE_UNAVAILABLE}")
         log.exception("MCP tool %s failed", tool, extra={"tool": tool})
         return tool_error(internal_error_message(tool))
     # Optional fields the contract marks with "?" (expires_at, score, handoff, truncated, ...) are left out

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from mcp import MCPError
 
-from kenfold.http_guard import AUTH_CHECK_FAILED
+from kenfold.backpressure import DATABASE_UNAVAILABLE
 from memories import selectors, services
 
 from .support import (
@@ -291,17 +291,23 @@ async def test_without_auth_every_caller_has_full_access_named_after_its_client(
     assert "KENFOLD_AUTH=none" in open_server.log()
 
 
-def test_a_database_failure_while_checking_a_key_is_a_500_not_a_401(server: KenfoldServer) -> None:
+def test_a_stopped_database_while_checking_a_key_is_a_503_to_retry_not_a_401(server: KenfoldServer) -> None:
     headers = JSON_HEADERS | bearer(server.keys[AGENT_A])
+    # The server process has used the database before (a first use would start a stopped server).
+    assert httpx.post(server.url, json=INITIALIZE, headers=headers).status_code == 200
     server.manage("db", "stop")
     try:
         response = httpx.post(server.url, json=INITIALIZE, headers=headers)
-        assert (response.status_code, response.json()) == (500, {"error": AUTH_CHECK_FAILED})
+        assert (response.status_code, response.json()) == (503, {"error": DATABASE_UNAVAILABLE})
+        assert response.headers["Retry-After"] == "2"
+        readiness = httpx.get(f"{server.base}/readyz")
+        assert (readiness.status_code, readiness.json()) == (503, {"status": "database unavailable"})
         assert httpx.get(f"{server.base}/healthz").status_code == 200
     finally:
         server.manage("db", "start")
     assert httpx.post(server.url, json=INITIALIZE, headers=headers).status_code == 200
-    assert "API key check failed" in server.log()
+    assert "API key check: database unavailable" in server.log()
+    assert "API key check failed" not in server.log(), "an unreachable database is not logged as our bug"
 
 
 # --- the transport --------------------------------------------------------------------------------------

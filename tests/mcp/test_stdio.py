@@ -14,8 +14,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
+from kenfold.backpressure import DATABASE_UNAVAILABLE
 from kenfold.embedded_db import EmbeddedCluster
-from kenfold.mcp.server import internal_error_message
 from tests.processes import REPO, kenfold_env
 
 from .support import AGENT_A, INITIALIZE, MODES, TOOL_NAMES, KenfoldServer, call, mcp_client, tool_error_text
@@ -97,26 +97,27 @@ async def test_without_kenfold_agent_writes_are_attributed_to_the_client_name(
     assert [m["source_agent"] for m in found] == ["claude-code"]
 
 
-async def test_an_internal_failure_is_reported_generically_and_logged(
+async def test_a_stopped_database_is_reported_as_retryable_not_internal_and_logged(
     server: KenfoldServer, tmp_path: Path
 ) -> None:
     with open(tmp_path / "stderr.log", "w+") as errlog:
         async with stdio_session(server, mode="auto", errlog=errlog) as client:
             await call(client, "recall", query="warm up")
-            # An honest internal failure: the database goes away under a running server.
+            # The database goes away under a running server: not a bug of Kenfold's, a reason to retry.
             server.manage("db", "stop")
             try:
                 result = await client.call_tool("recall", {"query": "anything"})
             finally:
                 server.manage("db", "start")
             assert result.is_error
-            assert tool_error_text(result).endswith(internal_error_message("recall"))
+            assert tool_error_text(result) == f"recall: {DATABASE_UNAVAILABLE}"
             assert "psycopg" not in tool_error_text(result).lower()
             # The same process recovers once the database is back.
             await call(client, "recall", query="anything")
         errlog.seek(0)
         log = errlog.read()
-    assert "MCP tool recall failed" in log and "OperationalError" in log
+    assert "MCP tool recall: database unavailable" in log and "OperationalError" in log
+    assert "MCP tool recall failed" not in log, "not logged as an internal failure"
 
 
 def test_stdout_carries_only_the_protocol(server: KenfoldServer) -> None:

@@ -74,6 +74,9 @@ class Command(KenfoldCommand):
             "--no-control-socket",
             "--graceful-timeout",
             "10",
+            # Workers quit the moment their master dies (kenfold.gunicorn_hooks).
+            "--config",
+            "python:kenfold.gunicorn_hooks",
             "--access-logfile",
             "-",
         ]

@@ -1,0 +1,29 @@
+"""gunicorn server hooks for `manage.py serve` (loaded with `--config python:kenfold.gunicorn_hooks`).
+
+Workers die with their master: when the master is killed (kill -9, OOM killer), orphaned workers used to
+keep the listening socket for 10-15 s, accepting connections they never answered, and a restarted
+`serve` could not take over cleanly (issue 14). gunicorn's own check of the parent runs once a second and
+then shuts down, which took seconds more. Here the kernel kills a worker the moment its master dies
+(SIGKILL): the socket is closed at once and a new `serve` can bind it. Requests in flight are cut off,
+which loses nothing acknowledged: a write is acknowledged by its response, and PostgreSQL rolls back
+the transaction of a vanished client.
+"""
+
+import ctypes
+import os
+import signal
+import sys
+from typing import Any
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    if not sys.platform.startswith("linux"):
+        return  # elsewhere gunicorn's once-a-second parent check remains
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        server.log.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+    # The master may have died between fork() and prctl(); the signal would then never come.
+    if os.getppid() != worker.ppid:
+        os._exit(1)
