@@ -8,7 +8,7 @@ grant gives the agent the client's writes are attributed to and whether it may w
 from dataclasses import dataclass
 
 from django.conf import settings
-from oauth2_provider.models import get_access_token_model
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from kenfold import clock
 from kenfold_common.errors import AuthenticationFailed
@@ -89,8 +89,6 @@ def verify_access_token(*, token: str) -> TokenInfo:
 def _families(access_token: object) -> list[object]:
     """The refresh-token family an access token belongs to: through its own refresh token, or the one it
     was refreshed from."""
-    from oauth2_provider.models import get_refresh_token_model
-
     RefreshToken = get_refresh_token_model()
     return list(
         RefreshToken.objects.filter(access_token=access_token).values_list("token_family", flat=True)

@@ -14,7 +14,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
-from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_refresh_token_model,
+)
 
 from kenfold import clock
 from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
@@ -188,10 +193,10 @@ def prune(*, now=None) -> dict[str, int]:
         .delete()[0],
     }
     RefreshToken = get_refresh_token_model()
-    stale_refresh = RefreshToken.objects.filter(revoked__lt=cutoff)
+    # Rotated refresh tokens are kept as long as they could have lived (30 days): a replay of one within
+    # that time must still be recognised as a replay and end its grant.
+    stale_refresh = RefreshToken.objects.filter(revoked__lt=now - timedelta(days=31))
     counts["refresh_tokens"] = stale_refresh.delete()[0]
-    from oauth2_provider.models import get_application_model
-
     abandoned = get_application_model().objects.filter(created__lt=cutoff, kenfold_grants__isnull=True)
     counts["clients"] = abandoned.delete()[0]
     counts["unredeemed_grants"] = OAuthGrant.objects.filter(

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from oauth2_provider.models import get_grant_model
+from oauth2_provider.models import get_grant_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.endpoints import (
@@ -35,6 +35,7 @@ from kenfold import clock
 from oauth import tokens
 from oauth.models import OAuthGrant
 from oauth.security import security_event
+from oauth.services import revoke_grant
 
 log = logging.getLogger(__name__)
 
@@ -219,8 +220,6 @@ class KenfoldValidator(OAuth2Validator):
     def _retire_older_grants(self, digest: str) -> None:
         """A new consent for a client replaces its older ones (the SDK's step-up leaves the read-only
         grant alive otherwise)."""
-        from oauth.services import revoke_grant
-
         grant = OAuthGrant.objects.get(code_checksum=digest)
         older = OAuthGrant.objects.filter(
             application_id=grant.application_id, created_at__lt=grant.created_at, revoked_at__isnull=True
@@ -246,8 +245,6 @@ class KenfoldValidator(OAuth2Validator):
         ok = super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)
         rt = getattr(request, "refresh_token_instance", None)
         if rt is None:
-            from oauth2_provider.models import get_refresh_token_model
-
             rt = (
                 get_refresh_token_model()
                 .objects.filter(token_checksum=tokens.checksum(refresh_token))
@@ -270,7 +267,5 @@ class KenfoldValidator(OAuth2Validator):
         return ok
 
     def _revoke(self, grant: OAuthGrant, reason: str) -> None:
-        from oauth.services import revoke_grant
-
         security_event("replay", grant=str(grant.pk), client=grant.application.client_id, reason=reason)
         revoke_grant(grant=grant, reason=reason)

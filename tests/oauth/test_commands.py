@@ -116,3 +116,17 @@ def test_prune_removes_what_expired_a_day_ago_and_keeps_the_rest(flow: Flow) -> 
     from oauth.resource import verify_access_token
 
     assert verify_access_token(token=live["access_token"]).agent == "remote-agent"
+
+
+def test_prune_keeps_rotated_refresh_tokens_so_a_late_replay_still_ends_the_grant(flow: Flow) -> None:
+    from oauth2_provider.models import get_refresh_token_model
+
+    first = flow.tokens()
+    second = flow.refresh(first["refresh_token"]).json()
+    get_refresh_token_model().objects.filter(revoked__isnull=False).update(
+        revoked=timezone.now() - timedelta(days=2)
+    )
+    assert prune_expired()["refresh_tokens"] == 0
+    assert flow.refresh(first["refresh_token"]).status_code == 400
+    assert flow.refresh(second["refresh_token"]).status_code == 400
+    assert OAuthGrant.objects.get().revoke_reason == "refresh token reused"
