@@ -23,6 +23,7 @@ PROJECT_PARAMETER = {
     "required": True,
     "description": _PROJECT_DESCRIPTION,
     "schema": _PROJECT_SCHEMA,
+    "example": "github.com/kenfold/kenfold",
 }
 _COMMIT = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
 _OPTIONAL_COMMIT = {"anyOf": [_COMMIT, {"type": "null"}]}
@@ -54,7 +55,22 @@ class CheckResult(BaseModel):
 
 
 class CheckInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "project": "github.com/kenfold/kenfold",
+                    "commit": "4f2a9c1",
+                    "results": [
+                        {"path": "kenfold/api.py", "symbol": "GuardBearer", "found": True, "hash": "9b1e"},
+                        {"path": "kenfold/gone.py", "found": False},
+                    ],
+                }
+            ]
+        },
+    )
 
     project: str = Field(json_schema_extra=_PROJECT_SCHEMA | {"description": _PROJECT_DESCRIPTION})
     commit: str = Field(json_schema_extra=_COMMIT)

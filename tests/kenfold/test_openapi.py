@@ -8,18 +8,33 @@ declares that 400. Schema-invalid requests must still be refused (negative_data_
 schema may not claim rules the server does not keep.
 """
 
+import asyncio
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.mcp.support import KenfoldServer, serve
+from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 from tests.processes import manage, stop_cluster
 
 OPERATIONS = {"GET /api/v1/refs", "HEAD /api/v1/refs", "POST /api/v1/refs/check"}
+# The project of the document's examples: with a memory that names code in it, the examples phase gets
+# real targets back, and reports on them, not only refusals.
+PROJECT = "github.com/kenfold/kenfold"
+
+
+async def _remember_code(server: KenfoldServer) -> None:
+    async with mcp_client(server.url, key=server.keys["refs-sync"]) as client:
+        await call(
+            client,
+            "remember",
+            content="The REST API's auth class is `GuardBearer` in kenfold/api.py.",
+            project=PROJECT,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
         manage(home, "migrate", "--verbosity", "0")
         keys = {"refs-sync": manage(home, "key", "create", "refs-sync").stdout.strip()}
         with serve(home, keys) as started:
+            asyncio.run(_remember_code(started))
             yield started
     finally:
         stop_cluster(home)
@@ -71,3 +87,12 @@ def test_every_operation_answers_as_the_document_says(server: KenfoldServer, tmp
     # A run that tested nothing would also exit 0: every operation of the document must have been tried.
     assert {case.get("name") for case in suite.iter("testcase")} == OPERATIONS
     assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "0")
+    # The examples phase reported the example's findings: the memory's references were anchored.
+    targets = httpx.get(
+        f"{server.base}/api/v1/refs",
+        params={"project": PROJECT},
+        headers={"Authorization": f"Bearer {server.keys['refs-sync']}"},
+    ).json()["targets"]
+    assert {("kenfold/api.py", "GuardBearer")} <= {
+        (target["path"], target["symbol"]) for target in targets if target["anchor_commit"] == "4f2a9c1"
+    }
