@@ -1,6 +1,32 @@
-"""Request and response bodies of the references REST API (spec §1.9)."""
+"""Request and response bodies of the references REST API (spec §1.9).
+
+The services check what JSON Schema cannot say (a path is repository-relative, a found target has a
+hash), with messages of their own; `json_schema_extra` documents the simple rules they enforce without
+pydantic enforcing them first with its generic wording.
+"""
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kenfold_common.coderefs import MAX_PATH_CHARS, MAX_SYMBOL_CHARS
+from kenfold_common.identity import MAX_PROJECT_LENGTH
+
+# Blank projects are refused; what else a project may be (not a local path, at most
+# MAX_PROJECT_LENGTH characters once normalized) is beyond a pattern.
+_PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S"}
+_PROJECT_DESCRIPTION = (
+    "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
+    f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
+)
+PROJECT_PARAMETER = {
+    "in": "query",
+    "name": "project",
+    "required": True,
+    "description": _PROJECT_DESCRIPTION,
+    "schema": _PROJECT_SCHEMA,
+    "example": "github.com/kenfold/kenfold",
+}
+_COMMIT = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
+_OPTIONAL_COMMIT = {"anyOf": [_COMMIT, {"type": "null"}]}
 
 
 class Target(BaseModel):
@@ -20,19 +46,34 @@ class CheckResult(BaseModel):
     # coerced: "yes" is not a boolean.
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    path: str = ""
-    symbol: str = ""
-    anchor_commit: str | None = None
+    path: str = Field("", json_schema_extra={"maxLength": MAX_PATH_CHARS})
+    symbol: str = Field("", json_schema_extra={"maxLength": MAX_SYMBOL_CHARS})
+    anchor_commit: str | None = Field(None, json_schema_extra=_OPTIONAL_COMMIT)
     found: bool
-    hash: str | None = None
-    resolved_path: str | None = None
+    hash: str | None = Field(None, description="Required when found (1-100 characters), else absent.")
+    resolved_path: str | None = Field(None, json_schema_extra={"maxLength": MAX_PATH_CHARS})
 
 
 class CheckInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "project": "github.com/kenfold/kenfold",
+                    "commit": "4f2a9c1",
+                    "results": [
+                        {"path": "kenfold/api.py", "symbol": "GuardBearer", "found": True, "hash": "9b1e"},
+                        {"path": "kenfold/gone.py", "found": False},
+                    ],
+                }
+            ]
+        },
+    )
 
-    project: str
-    commit: str
+    project: str = Field(json_schema_extra=_PROJECT_SCHEMA | {"description": _PROJECT_DESCRIPTION})
+    commit: str = Field(json_schema_extra=_COMMIT)
     results: list[CheckResult] = Field(max_length=1000)
 
 

@@ -14,6 +14,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security.http import HttpAuthBase
 
 from kenfold.auth import authenticated_caller, local_caller
 from kenfold.backpressure import DATABASE_UNAVAILABLE, RETRY_AFTER_S, database_unavailable
@@ -23,12 +24,25 @@ from kenfold_common.errors import KenfoldError
 log = logging.getLogger(__name__)
 
 
-def guard_caller(request: HttpRequest) -> Caller | None:
-    """The caller RequestGuard authenticated; with KENFOLD_AUTH=none, a full-access local caller."""
-    caller = authenticated_caller()
-    if caller is None and settings.AUTH_MODE == "none":
-        return local_caller(configured_agent=None, client_name=request.headers.get("User-Agent"))
-    return caller
+class GuardBearer(HttpAuthBase):
+    """The caller RequestGuard authenticated; with KENFOLD_AUTH=none, a full-access local caller.
+
+    RequestGuard checked the API key or OAuth token before Django saw the request (kenfold.http_guard);
+    this class authenticates nobody itself. It is a ninja HTTP auth class so that the OpenAPI document
+    declares the bearer scheme every operation needs.
+    """
+
+    openapi_scheme = "bearer"
+    openapi_description = (
+        "An API key (`kf_…`, from `manage.py key create`) or, when KENFOLD_PUBLIC_URL is set, an OAuth "
+        "access token (`kfa_…`), sent as `Authorization: Bearer <key or token>`."
+    )
+
+    def __call__(self, request: HttpRequest) -> Caller | None:
+        caller = authenticated_caller()
+        if caller is None and settings.AUTH_MODE == "none":
+            return local_caller(configured_agent=None, client_name=request.headers.get("User-Agent"))
+        return caller
 
 
 api = NinjaAPI(
@@ -37,7 +51,7 @@ api = NinjaAPI(
     description="REST API for clients that do not speak MCP, such as `kenfold refs sync`.",
     urls_namespace="api-v1",
     docs_url="/docs",
-    auth=guard_caller,
+    auth=GuardBearer(),
 )
 
 

@@ -176,6 +176,20 @@ async def test_unknown_paths_and_wrong_methods(client: httpx.AsyncClient) -> Non
 async def test_openapi_document_and_docs_page(client: httpx.AsyncClient) -> None:
     spec = (await client.get("/api/v1/openapi.json")).json()
     assert {"/api/v1/refs", "/api/v1/refs/check"} <= set(spec["paths"])
+    # A generated client needs these to call the API at all: the bearer scheme, the required project,
+    # the body of a check, and the error statuses with their shape (tests/kenfold/test_openapi.py
+    # checks the server keeps to all of it).
+    (scheme,) = spec["components"]["securitySchemes"].values()
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+    targets, report = spec["paths"]["/api/v1/refs"]["get"], spec["paths"]["/api/v1/refs/check"]["post"]
+    assert [(p["name"], p["required"]) for p in targets["parameters"]] == [("project", True)]
+    body = report["requestBody"]["content"]["application/json"]["schema"]
+    assert report["requestBody"]["required"] and body["required"] == ["project", "commit", "results"]
+    assert body["properties"]["results"]["items"]["required"] == ["found"]
+    assert set(targets["responses"]) == {"200", "400", "401", "403", "503"}
+    assert set(report["responses"]) == {"200", "400", "401", "403", "408", "413", "503"}
+    assert report["responses"]["503"]["headers"]["Retry-After"]["required"]
+    assert spec["components"]["schemas"]["ErrorOutput"]["required"] == ["error"]
     docs = await client.get("/api/v1/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
     css = await client.get("/static/ninja/swagger-ui.css")

@@ -1,0 +1,98 @@
+"""The REST API against its own OpenAPI document: schemathesis drives a real server (gunicorn, the ASGI
+stack with its gate and guard, PostgreSQL) with requests generated from /api/v1/openapi.json.
+
+Every check runs but one: positive_data_acceptance expects every schema-valid request to succeed, and
+some rules are beyond JSON Schema (a project is no local path, a reference path is repository-relative,
+a found target has a hash); the services refuse those with a 400 that names the rule, and the document
+declares that 400. Schema-invalid requests must still be refused (negative_data_rejection), so the
+schema may not claim rules the server does not keep.
+"""
+
+import asyncio
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.mcp.support import KenfoldServer, call, mcp_client, serve
+from tests.processes import manage, stop_cluster
+
+OPERATIONS = {"GET /api/v1/refs", "HEAD /api/v1/refs", "POST /api/v1/refs/check"}
+# The project of the document's examples: with a memory that names code in it, the examples phase gets
+# real targets back, and reports on them, not only refusals.
+PROJECT = "github.com/kenfold/kenfold"
+
+
+async def _remember_code(server: KenfoldServer) -> None:
+    async with mcp_client(server.url, key=server.keys["refs-sync"]) as client:
+        await call(
+            client,
+            "remember",
+            content="The REST API's auth class is `GuardBearer` in kenfold/api.py.",
+            project=PROJECT,
+        )
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
+    home = tmp_path_factory.mktemp("kenfold") / "home"
+    try:
+        manage(home, "migrate", "--verbosity", "0")
+        keys = {"refs-sync": manage(home, "key", "create", "refs-sync").stdout.strip()}
+        with serve(home, keys) as started:
+            asyncio.run(_remember_code(started))
+            yield started
+    finally:
+        stop_cluster(home)
+
+
+def test_every_operation_answers_as_the_document_says(server: KenfoldServer, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    schemathesis = Path(sys.executable).parent / "schemathesis"
+    argv = [
+        str(schemathesis),
+        "run",
+        f"{server.base}/api/v1/openapi.json",
+        "--header",
+        f"Authorization: Bearer {server.keys['refs-sync']}",
+        "--checks",
+        "all",
+        "--exclude-checks",
+        "positive_data_acceptance",
+        # Bounded and reproducible: at most 50 generated requests per operation (plus the coverage
+        # phase's fixed set of boundary values), the same ones on every run, none remembered between runs.
+        "--max-examples",
+        "50",
+        "--seed",
+        "14",
+        "--generation-database",
+        "none",
+        "--workers",
+        "1",
+        "--continue-on-failure",
+        "--report",
+        "junit",
+        "--report-junit-path",
+        str(junit),
+        "--no-color",
+    ]
+    # cwd: schemathesis keeps its own state (.hypothesis, .schemathesis) in the working directory.
+    result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-2000:]
+    suite = ElementTree.parse(junit).getroot()
+    # A run that tested nothing would also exit 0: every operation of the document must have been tried.
+    assert {case.get("name") for case in suite.iter("testcase")} == OPERATIONS
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "0")
+    # The examples phase reported the example's findings: the memory's references were anchored.
+    targets = httpx.get(
+        f"{server.base}/api/v1/refs",
+        params={"project": PROJECT},
+        headers={"Authorization": f"Bearer {server.keys['refs-sync']}"},
+    ).json()["targets"]
+    assert {("kenfold/api.py", "GuardBearer")} <= {
+        (target["path"], target["symbol"]) for target in targets if target["anchor_commit"] == "4f2a9c1"
+    }
