@@ -97,7 +97,7 @@ def owner_decides(
 
     `post_base` submits the form to another server (another worker or replica) than the one that showed it.
     """
-    with httpx.Client(timeout=30, verify=verify) as browser:
+    with httpx.Client(timeout=60, verify=verify) as browser:
         page = browser.get(url)
         if page.status_code != 200:
             return ConsentResult(page.status_code, page.headers.get("location", ""), _query(page), page.text)

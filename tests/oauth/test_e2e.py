@@ -322,7 +322,7 @@ def test_concurrent_redemptions_of_one_code_leave_no_live_token(
 
     def redeem(base: str) -> None:
         barrier.wait()
-        answers.append(HTTP.post(base + "/oauth/token", data=data, timeout=30))
+        answers.append(HTTP.post(base + "/oauth/token", data=data, timeout=60))
 
     threads = [threading.Thread(target=redeem, args=(base,)) for base in (a.base, b.base)]
     for thread in threads:
