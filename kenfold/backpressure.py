@@ -112,7 +112,12 @@ async def _answer_incomplete_requests(app: ASGIApp, scope: Scope, receive: Recei
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             break
-    body = b"".join(chunks)
+    await app(scope, replaying(b"".join(chunks), receive), send)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives an already read body as one message, then whatever `receive` gives next
+    (the disconnect, when it comes)."""
     replayed = False
 
     async def replay() -> Message:
@@ -120,6 +125,6 @@ async def _answer_incomplete_requests(app: ASGIApp, scope: Scope, receive: Recei
         if not replayed:
             replayed = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()  # after the body: the disconnect, when it comes
+        return await receive()
 
-    await app(scope, replay, send)
+    return replay

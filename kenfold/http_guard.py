@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.auth import authenticated_as, caller_from_authorization
-from kenfold.backpressure import database_unavailable, unavailable_response
+from kenfold.backpressure import database_unavailable, replaying, unavailable_response
 from kenfold_common.errors import AuthenticationFailed
 from oauth.resource import ALL_SCOPES as OAUTH_SCOPES
 from oauth.resource import challenge as oauth_challenge
@@ -128,7 +128,7 @@ class RequestGuard:
                     "it needs memory:write, which the owner can grant by connecting it again",
                     {"WWW-Authenticate": oauth_challenge(error="insufficient_scope", scope=OAUTH_SCOPES)},
                 )(scope, receive, send)
-            receive = _replay(body, receive)
+            receive = replaying(body, receive)
         with authenticated_as(caller):
             await self.app(scope, receive, send)
 
@@ -151,19 +151,6 @@ async def _read_body(receive: Receive) -> bytes:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> dict:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

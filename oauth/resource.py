@@ -8,6 +8,7 @@ grant gives the agent the client's writes are attributed to and whether it may w
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import Q
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from kenfold import clock
@@ -66,12 +67,14 @@ def verify_access_token(*, token: str) -> TokenInfo:
     )
     if row is None or row.expires <= clock.now() or settings.MCP_RESOURCE not in (row.resource or []):
         raise invalid
+    # The family of the token's own refresh token, or of the one it was refreshed from.
+    families = (
+        get_refresh_token_model()
+        .objects.filter(Q(access_token=row) | Q(pk=row.source_refresh_token_id))
+        .values("token_family")
+    )
     grant = (
-        OAuthGrant.objects.filter(
-            token_family__isnull=False,
-            token_family__in=_families(row),
-            revoked_at__isnull=True,
-        )
+        OAuthGrant.objects.filter(token_family__in=families, revoked_at__isnull=True)
         .only("id", "agent", "last_used_at")
         .first()
     )
@@ -83,17 +86,4 @@ def verify_access_token(*, token: str) -> TokenInfo:
         agent=grant.agent,
         scopes=frozenset(row.scope.split()),
         client_id=row.application.client_id,
-    )
-
-
-def _families(access_token: object) -> list[object]:
-    """The refresh-token family an access token belongs to: through its own refresh token, or the one it
-    was refreshed from."""
-    RefreshToken = get_refresh_token_model()
-    return list(
-        RefreshToken.objects.filter(access_token=access_token).values_list("token_family", flat=True)
-    ) + list(
-        RefreshToken.objects.filter(pk=access_token.source_refresh_token_id).values_list(
-            "token_family", flat=True
-        )
     )

@@ -22,7 +22,14 @@ from oauth2_provider.models import (
 )
 
 from kenfold import clock
-from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
+from kenfold_common.errors import (
+    AuthenticationFailed,
+    InvalidInput,
+    NotFound,
+    PermissionDenied,
+    TooManyAttempts,
+)
+from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
 
@@ -38,16 +45,30 @@ OWNER_USERNAME = "kenfold-owner"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-class PasswordNotSet(KenfoldError):
-    status_code = 403
+SUGGESTED_AGENT_MAX = 40
+FALLBACK_AGENT = "remote-client"
 
 
-class ConsentLocked(KenfoldError):
-    status_code = 429
+def suggest_agent(*, client_name: str) -> str:
+    """The agent name the consent page proposes for a client (spec §1.16)."""
+    lowered = client_name.lower()
+    if "chatgpt" in lowered or "openai" in lowered:
+        return "chatgpt"
+    if "claude" in lowered:
+        return "claude-ai"
+    candidate = sanitize_agent_name(client_name)[:SUGGESTED_AGENT_MAX].rstrip("._-")
+    if is_valid_agent_name(candidate) and not is_reserved_agent_name(candidate):
+        return candidate
+    return FALLBACK_AGENT
 
 
-class WrongPassword(KenfoldError):
-    status_code = 401
+def check_grant_agent(*, agent: str) -> None:
+    """The agent a grant's writes are attributed to: a valid name that Kenfold does not keep for itself."""
+    if not is_valid_agent_name(agent) or is_reserved_agent_name(agent):
+        raise InvalidInput(
+            "The agent name must be 1-64 lowercase letters, digits, dots, dashes or underscores, starting with a "
+            "letter or digit, and not unknown, kenfold or kenfold-…"
+        )
 
 
 def password_set(*, password: str) -> None:
@@ -68,15 +89,16 @@ def password_set(*, password: str) -> None:
 
 
 def password_check(*, password: str, remote: str) -> None:
-    """Pass, or raise PasswordNotSet, ConsentLocked or WrongPassword (the failure is counted)."""
+    """Pass, or raise PermissionDenied (no password set), TooManyAttempts (locked) or AuthenticationFailed
+    (wrong; the failure is counted)."""
     with transaction.atomic():
         owner = Owner.objects.select_for_update().filter(id=1).first()
         if owner is None or not owner.password_hash:
-            raise PasswordNotSet("no owner password is set; the owner runs: python manage.py password")
+            raise PermissionDenied("no owner password is set; the owner runs: python manage.py password")
         now = clock.now()
         if owner.locked_until is not None and owner.locked_until > now:
             security_event("consent locked", remote=remote)
-            raise ConsentLocked("too many wrong passwords. Try again in 15 minutes")
+            raise TooManyAttempts("too many wrong passwords. Try again in 15 minutes")
         if (
             not password
             or len(password.encode()) > MAX_PASSWORD_BYTES
@@ -99,7 +121,7 @@ def password_check(*, password: str, remote: str) -> None:
                 owner.save(update_fields=["failures", "locked_until"])
             failed = False
     if failed:
-        raise WrongPassword("wrong password")
+        raise AuthenticationFailed("wrong password")
 
 
 def _verify(hashed: str, password: str) -> bool:

@@ -34,12 +34,11 @@ from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
 from kenfold_common.errors import KenfoldError
-from kenfold_common.identity import UNKNOWN_AGENT, is_valid_agent_name, sanitize_agent_name
 from oauth import tokens
 from oauth.models import OAuthGrant
 from oauth.resource import READ_SCOPE, WRITE_SCOPE
 from oauth.security import security_event
-from oauth.services import owner_user, password_check, revoke_grant
+from oauth.services import check_grant_agent, owner_user, password_check, revoke_grant, suggest_agent
 
 log = logging.getLogger(__name__)
 
@@ -162,20 +161,6 @@ def canonical_resource(uri: str) -> str | None:
     return f"{parts.scheme.lower()}://{netloc}{parts.path.rstrip('/')}"
 
 
-def suggested_agent(client_name: str) -> str:
-    lowered = client_name.lower()
-    if "chatgpt" in lowered or "openai" in lowered:
-        return "chatgpt"
-    if "claude" in lowered:
-        return "claude-ai"
-    candidate = sanitize_agent_name(client_name)[:40].rstrip("._-")
-    return candidate if is_valid_agent_name(candidate) and not _reserved_agent(candidate) else "remote-client"
-
-
-def _reserved_agent(name: str) -> bool:
-    return name in (UNKNOWN_AGENT, "kenfold") or name.startswith("kenfold-")
-
-
 def _client_name(application: Any) -> str:
     return application.name or urlsplit(application.client_id).hostname or application.client_id
 
@@ -293,7 +278,7 @@ def _consent_page(
         "redirect_host": host,
         "loopback_redirect": _loopback(host),
         "write_offered": write_offered,
-        "agent": agent if agent is not None else suggested_agent(name),
+        "agent": agent if agent is not None else suggest_agent(client_name=name),
         "access": access if write_offered else "read",
         "seal": seal,
         "problem": problem,
@@ -340,12 +325,10 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
             access=access,
         )
 
-    if not is_valid_agent_name(agent) or _reserved_agent(agent):
-        return again(
-            400,
-            "The agent name must be 1-64 lowercase letters, digits, dots, dashes or underscores, starting with a "
-            "letter or digit, and not unknown, kenfold or kenfold-…",
-        )
+    try:
+        check_grant_agent(agent=agent)
+    except KenfoldError as exc:
+        return again(exc.status_code, exc.message)
     if access not in ("read", "write") or (access == "write" and not sealed["write"]):
         return again(400, "This client did not ask for write access; choose read.")
     try:

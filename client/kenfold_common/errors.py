@@ -48,6 +48,12 @@ class PermissionDenied(KenfoldError):
     status_code = 403
 
 
+class TooManyAttempts(KenfoldError):
+    """Refused for a while after repeated failures (the owner password's lockout), whatever is sent."""
+
+    status_code = 429
+
+
 class Unavailable(KenfoldError):
     """A dependency (the database, a provider) is not reachable right now; retrying may help."""
 

@@ -130,6 +130,12 @@ def is_valid_agent_name(name: str) -> bool:
     return AGENT_NAME_RE.fullmatch(name) is not None
 
 
+def is_reserved_agent_name(name: str) -> bool:
+    """Names Kenfold itself writes as (`kenfold`, `kenfold-dashboard`, …) or uses for "nobody knows"
+    (`unknown`): a credential the owner hands out may not claim them."""
+    return name in (UNKNOWN_AGENT, "kenfold") or name.startswith("kenfold-")
+
+
 def invalid_agent_name_message(what: str, *, example: str) -> str:
     """Why a name was refused, without the name itself (it may be anything a caller typed)."""
     return f"{what} is not a valid agent name: use {_AGENT_NAME_RULE} (for example {example})"

@@ -1,19 +1,16 @@
 """In-process OAuth: the settings a server with KENFOLD_PUBLIC_URL=http://localhost has, and the steps of
 the authorization-code flow through Django's test client."""
 
-import base64
-import hashlib
-import secrets
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
 from oauth.services import password_set
-from tests.oauth.support import PASSWORD, REDIRECT, consent_form
+from tests.oauth.support import PASSWORD, REDIRECT, authorize_url, consent_form, pkce
 
 BASE = "http://localhost"
 RESOURCE = BASE + "/mcp"
@@ -45,12 +42,6 @@ def owner_password(oauth: Settings) -> str:
     return PASSWORD
 
 
-def pkce() -> tuple[str, str]:
-    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    return verifier, challenge
-
-
 def query_of(location: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
 
@@ -73,17 +64,14 @@ class Flow:
     client_id: str
 
     def authorize_url(self, challenge: str, **params: str) -> str:
-        query = {
-            "response_type": "code",
+        merged = {
             "client_id": self.client_id,
-            "redirect_uri": REDIRECT,
             "state": "st4te",
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
             "scope": "memory:read memory:write",
             "resource": RESOURCE,
         } | params
-        return "/oauth/authorize?" + urlencode({k: v for k, v in query.items() if v is not None})
+        client_id = merged.pop("client_id")
+        return authorize_url("", client_id=client_id, challenge=challenge, **merged)
 
     def consent(
         self,

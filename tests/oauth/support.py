@@ -1,14 +1,17 @@
 """OAuth test support: a real Kenfold with KENFOLD_PUBLIC_URL set, the owner scripted on the consent page,
 and token storage for the MCP SDK's OAuth client."""
 
+import base64
+import hashlib
 import re
+import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 from mcp.client.auth import AuthorizationCodeResult
@@ -18,6 +21,26 @@ from tests.processes import Running, free_port, kenfold_env, manage, running
 
 PASSWORD = "correct horse battery staple"
 REDIRECT = "http://127.0.0.1:33418/callback"
+
+
+def pkce() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge."""
+    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def authorize_url(base: str, *, client_id: str, challenge: str, **params: str | None) -> str:
+    """An authorization request as a client sends it (PKCE S256, our redirect URI); `params` add to or
+    override the defaults, None drops one."""
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    } | params
+    return f"{base}/oauth/authorize?" + urlencode({k: v for k, v in query.items() if v is not None})
 
 
 @dataclass(frozen=True)

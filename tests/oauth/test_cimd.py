@@ -9,7 +9,6 @@ import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
 
 import httpx
 import httpx2
@@ -28,7 +27,9 @@ from tests.oauth.support import (
     MemoryStorage,
     OAuthServer,
     ScriptedOwner,
+    authorize_url,
     oauth_server,
+    pkce,
     prepare_home,
 )
 from tests.processes import stop_cluster
@@ -211,17 +212,11 @@ def test_sdk_flow_with_a_cimd_client_over_tls(cimd_server: OAuthServer) -> None:
 
 
 def test_the_consent_page_of_a_cimd_client(cimd_server: OAuthServer) -> None:
-    query = urlencode(
-        {
-            "response_type": "code",
-            "client_id": CIMD_URL,
-            "redirect_uri": REDIRECT,
-            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-            "code_challenge_method": "S256",
-            "scope": "memory:read memory:write",
-        }
+    _verifier, challenge = pkce()
+    url = authorize_url(
+        cimd_server.base, client_id=CIMD_URL, challenge=challenge, scope="memory:read memory:write"
     )
-    page = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}", timeout=60).text
+    page = httpx.get(url, timeout=60).text
     assert "Remote CIMD agent" in page and CIMD_URL in page and "127.0.0.1" in page
     assert 'value="read" checked' in page and 'value="write"' in page
     assert 'name="agent" value="remote-cimd-agent"' in page
@@ -229,15 +224,9 @@ def test_the_consent_page_of_a_cimd_client(cimd_server: OAuthServer) -> None:
 
 def test_a_cimd_client_on_a_private_address_is_refused(cimd_server: OAuthServer, tmp_path: Path) -> None:
     for client_id in ("https://127.0.0.1/oauth/client.json", "https://10.1.2.3/client.json"):
-        query = urlencode(
-            {
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": REDIRECT,
-                "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-                "code_challenge_method": "S256",
-            }
+        _verifier, challenge = pkce()
+        response = httpx.get(
+            authorize_url(cimd_server.base, client_id=client_id, challenge=challenge), timeout=60
         )
-        response = httpx.get(f"{cimd_server.base}/oauth/authorize?{query}", timeout=60)
         assert response.status_code == 400
         assert "location" not in response.headers

@@ -16,15 +16,17 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
-from tests.mcp.support import MODES, call, mcp_client
+from tests.mcp.support import INITIALIZE, MODES, call, mcp_client
 from tests.oauth.support import (
     PASSWORD,
     REDIRECT,
     MemoryStorage,
     OAuthServer,
     ScriptedOwner,
+    authorize_url,
     oauth_server,
     owner_decides,
+    pkce,
     prepare_home,
 )
 from tests.processes import free_port, manage, stop_cluster
@@ -140,47 +142,21 @@ def _raw_tool_call(
         "method": "tools/call",
         "params": {"name": tool, "arguments": arguments},
     }
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-    assert HTTP.post(server.mcp, json=init, headers=headers | accept).status_code == 200
+    assert HTTP.post(server.mcp, json=INITIALIZE, headers=headers | accept).status_code == 200
     return HTTP.post(server.mcp, json=body, headers=headers | accept | {"mcp-protocol-version": "2025-11-25"})
 
 
 def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str | None = None) -> dict:
     """The whole flow by hand (httpx): register, authorize, consent, redeem."""
-    import base64
-    import hashlib
-    import secrets
-    from urllib.parse import urlencode
-
     client_id = HTTP.post(
         server.base + "/oauth/register", json={"client_name": "Hand client", "redirect_uris": [REDIRECT]}
     ).json()["client_id"]
-    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    query = urlencode(
-        {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "scope": "memory:read memory:write",
-            "state": "s",
-        }
+    verifier, challenge = pkce()
+    url = authorize_url(
+        server.base, client_id=client_id, challenge=challenge, scope="memory:read memory:write", state="s"
     )
-    answer = owner_decides(
-        f"{server.base}/oauth/authorize?{query}", access=access, agent=agent, post_base=consent_base
-    )
+    answer = owner_decides(url, access=access, agent=agent, post_base=consent_base)
     assert answer.status == 302, answer.page
     code = answer.query["code"][0]
     token_base = consent_base or server.base
@@ -293,23 +269,9 @@ def test_concurrent_redemptions_of_one_code_leave_no_live_token(
 ) -> None:
     a, b = pair
     tokens = _tokens(a, access="read", agent="racer")  # redeemed once already: start a fresh code instead
-    import base64
-    import hashlib
-    import secrets
-    from urllib.parse import urlencode
-
-    verifier = base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    query = urlencode(
-        {
-            "response_type": "code",
-            "client_id": tokens["client_id"],
-            "redirect_uri": REDIRECT,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-        }
-    )
-    code = owner_decides(f"{a.base}/oauth/authorize?{query}", agent="racer").query["code"][0]
+    verifier, challenge = pkce()
+    url = authorize_url(a.base, client_id=tokens["client_id"], challenge=challenge)
+    code = owner_decides(url, agent="racer").query["code"][0]
     data = {
         "grant_type": "authorization_code",
         "code": code,
@@ -344,25 +306,19 @@ def test_lockout_is_counted_across_both_servers(pair: tuple[OAuthServer, OAuthSe
     client_id = HTTP.post(
         a.base + "/oauth/register", json={"client_name": "Locked", "redirect_uris": [REDIRECT]}
     ).json()["client_id"]
-    from urllib.parse import urlencode
+    _verifier, challenge = pkce()
 
-    query = urlencode(
-        {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT,
-            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
-            "code_challenge_method": "S256",
-        }
-    )
+    def url(server: OAuthServer) -> str:
+        return authorize_url(server.base, client_id=client_id, challenge=challenge)
+
     statuses = [
-        owner_decides(f"{server.base}/oauth/authorize?{query}", password=f"wrong password {n}").status
+        owner_decides(url(server), password=f"wrong password {n}").status
         for n, server in enumerate((a, b, a, b, a))
     ]
     assert statuses == [401] * 5
     for server in (a, b):
-        assert owner_decides(f"{server.base}/oauth/authorize?{query}").status == 429
-    assert "Try again in 15 minutes" in owner_decides(f"{b.base}/oauth/authorize?{query}").page
+        assert owner_decides(url(server)).status == 429
+    assert "Try again in 15 minutes" in owner_decides(url(b)).page
 
 
 def test_tool_errors_stay_tool_errors_for_write_grants(server: OAuthServer) -> None:
