@@ -10,7 +10,7 @@ import pytest
 from kenfold_common import env
 from tests.processes import REPO, kenfold_env, manage
 
-SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "client", "scripts"]
+SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "consolidation", "client", "scripts"]
 
 
 def used_variables() -> set[str]:
