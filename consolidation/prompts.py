@@ -87,7 +87,7 @@ def judge_prompt(a: Shown, b: Shown) -> str:
 
 def clean_reason(text: object) -> str:
     """The model's reason as stored: one line, at most 300 characters, blank when it carries a secret."""
-    reason = " ".join(str(text or "").split())[:MAX_REASON_CHARS]
+    reason = " ".join(str(text or "").split())[:MAX_REASON_CHARS].strip()
     return "" if find_secrets(reason) else reason
 
 
