@@ -104,6 +104,12 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
             "KENFOLD_EXTRACT_POLICY='yolo' is not one of: propose, auto",
         ),
         ("check", {"KENFOLD_CLASSIFY": "sometimes"}, "KENFOLD_CLASSIFY='sometimes' is not a boolean"),
+        ("check", {"KENFOLD_CONSOLIDATE": "often"}, "KENFOLD_CONSOLIDATE='often' is not a boolean"),
+        (
+            "serve",
+            {"KENFOLD_CONSOLIDATE": "true", "KENFOLD_CHAT_URL": ""},
+            "KENFOLD_CONSOLIDATE=true needs a chat model: set KENFOLD_CHAT_URL",
+        ),
     ],
 )
 def test_a_bad_provider_setting_stops_the_process_before_it_serves(
