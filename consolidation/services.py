@@ -8,6 +8,8 @@ what is there now.
 """
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -41,16 +43,6 @@ def consolidation_enabled() -> bool:
     return settings.CONSOLIDATE and providers.chat_model() is not None
 
 
-def _require_chat() -> ChatModel:
-    chat = providers.chat_model()
-    if chat is None:
-        raise InvalidInput(
-            "no chat model is configured: set KENFOLD_CHAT_URL (an OpenAI-compatible API base URL, for "
-            "example http://127.0.0.1:11434/v1) and KENFOLD_CHAT_MODEL, then run consolidation again"
-        )
-    return chat
-
-
 @dataclass
 class RunReport:
     judged: int = 0  # pairs judged (one or two readings each)
@@ -68,7 +60,7 @@ def consolidation_run(*, limit: int = PAIR_LIMIT, wait_for_extraction: bool = Fa
     digest never retires a summary before its durable facts were extracted. A chat model that cannot be
     reached ends the run (Unavailable); what was judged before stays, the rest waits for the next run.
     """
-    chat = _require_chat()
+    chat = providers.required_chat_model(then="run consolidation again")
     report = RunReport()
     if wait_for_extraction:
         pending = extraction_counts().pending
@@ -96,10 +88,12 @@ def consolidation_run(*, limit: int = PAIR_LIMIT, wait_for_extraction: bool = Fa
     return report
 
 
-def _ask(call, **kwargs: object):  # type: ignore[no-untyped-def]
-    """A chat call whose transient failure ends the run with an error the operator can act on."""
+@contextmanager
+def _transient_failure_ends_run() -> Iterator[None]:
+    """A chat model that cannot be reached (or refuses the request) ends the run with an error the
+    operator can act on; an answer that is unusable (ChatOutputError) is the caller's to record."""
     try:
-        return call(**kwargs)
+        yield
     except ChatOutputError:
         raise
     except ChatError as exc:
@@ -121,10 +115,11 @@ def _judge_pair(*, chat: ChatModel, pair: selectors.Pair) -> bool:
     is a new pending proposal."""
     older, newer = _shown(pair.older), _shown(pair.newer)
     try:
-        first = _ask(prompts.judge, chat=chat, a=older, b=newer)
-        second = None
-        if first.relation != "distinct":
-            second = _ask(prompts.judge, chat=chat, a=newer, b=older)
+        with _transient_failure_ends_run():
+            first = prompts.judge(chat=chat, a=older, b=newer)
+            second = None
+            if first.relation != "distinct":
+                second = prompts.judge(chat=chat, a=newer, b=older)
     except ChatOutputError as exc:
         # Asked again, a model that answered garbage answers garbage: recorded, never re-asked.
         log.info("consolidation judge answer unusable", extra={"error": str(exc)})
@@ -166,7 +161,8 @@ def _digest(*, chat: ChatModel, now: datetime) -> str:
     ]
     prompt = prompts.digest_prompt(project_label=_project_label(scope), sessions=shown)
     try:
-        digest = _ask(prompts.write_digest, chat=chat, prompt=prompt)
+        with _transient_failure_ends_run():
+            digest = prompts.write_digest(chat=chat, prompt=prompt)
         problem = prompts.digest_problem(digest=digest, prompt=prompt)
     except ChatOutputError as exc:
         log.info("consolidation digest answer unusable", extra={"error": str(exc)})

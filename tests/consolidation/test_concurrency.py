@@ -1,41 +1,19 @@
 """Two owners (the dashboard and the command) applying at the same moment: one wins, the other is told
 why nothing happened, and no memory is retired twice or by a proposal that no longer holds."""
 
-import threading
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 
 from consolidation import services
 from consolidation.models import Consolidation
 from kenfold_common.errors import Conflict
 from memories.models import Memory, MemoryEdge
 from tests.consolidation.conftest import SCOPE, remember
+from tests.threads import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def in_parallel(calls: list[Callable[[], object]]) -> list[object]:
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = calls[index]()
-        except Exception as exc:  # surfaced by the assertions
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def record(keep: Memory, other: Memory) -> str:
