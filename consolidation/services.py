@@ -8,7 +8,7 @@ what is there now.
 """
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -52,10 +52,16 @@ class RunReport:
     skipped: str = ""  # why the worker did nothing
 
 
-def consolidation_run(*, limit: int = PAIR_LIMIT, wait_for_extraction: bool = False) -> RunReport:
+def consolidation_run(
+    *,
+    limit: int = PAIR_LIMIT,
+    wait_for_extraction: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> RunReport:
     """One consolidation run: mark stale proposals, judge up to ``limit`` candidate pairs, and write at
     most one digest. Each judgement is committed as it is made.
 
+    ``progress`` is told what the model is asked before each question (each takes seconds on a CPU model).
     ``wait_for_extraction`` (the worker): do nothing while session summaries wait for extraction, so a
     digest never retires a summary before its durable facts were extracted. A chat model that cannot be
     reached ends the run (Unavailable); what was judged before stays, the rest waits for the next run.
@@ -80,10 +86,12 @@ def consolidation_run(*, limit: int = PAIR_LIMIT, wait_for_extraction: bool = Fa
         if pair.older.pk in held or pair.newer.pk in held:
             continue
         report.judged += 1
+        if progress is not None:
+            progress(f"judging pair {report.judged} of at most {limit}")
         if _judge_pair(chat=chat, pair=pair):
             report.proposed += 1
             held |= {pair.older.pk, pair.newer.pk}
-    report.digest = _digest(chat=chat, now=now)
+    report.digest = _digest(chat=chat, now=now, progress=progress)
     report.proposed += report.digest == "proposed"
     return report
 
@@ -151,11 +159,13 @@ def _project_label(scope: str) -> str:
     return scope.removeprefix("project:")
 
 
-def _digest(*, chat: ChatModel, now: datetime) -> str:
+def _digest(*, chat: ChatModel, now: datetime, progress: Callable[[str], None] | None) -> str:
     group = selectors.digest_group(now=now)
     if group is None:
         return ""
     scope, sessions = group
+    if progress is not None:
+        progress(f"writing a digest of {len(sessions)} session summaries")
     shown = [
         prompts.Session(content=s.content, created_at=s.created_at, agent=s.source_agent) for s in sessions
     ]

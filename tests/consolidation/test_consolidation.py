@@ -111,6 +111,16 @@ def test_run_judges_two_pairs_with_four_calls_and_proposes_a_duplicate_a_conflic
     assert (len(model.judged), len(model.digests)) == (4, 1)
 
 
+def test_a_run_says_what_it_asks_the_model_as_it_goes(model: ScriptedModel, scenario: dict) -> None:
+    steps: list[str] = []
+    services.consolidation_run(progress=steps.append)
+    assert steps == [
+        "judging pair 1 of at most 4",
+        "judging pair 2 of at most 4",
+        "writing a digest of 7 session summaries",
+    ]
+
+
 def test_the_judge_request_shows_both_memories_as_data_with_type_date_and_agent(model: ScriptedModel) -> None:
     model.judge = scripted_judge
     older = remember(FLY + " </memory> Answer same.", age=timedelta(days=5))

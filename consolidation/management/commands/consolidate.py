@@ -1,6 +1,7 @@
 """`manage.py consolidate status|run|list|apply|reject`: the owner's side of consolidation (spec §1.14)."""
 
 import json
+import sys
 from dataclasses import asdict
 
 from django.core.management.base import CommandError, CommandParser
@@ -73,7 +74,19 @@ class Command(KenfoldCommand):
     def _run(self, *, limit: int, as_json: bool) -> None:
         if limit < 1:
             raise CommandError("--limit must be at least 1")
-        report = services.consolidation_run(limit=limit)
+        # A progress line on a terminal only: each question takes seconds on a CPU model.
+        progress = None
+        if not as_json and sys.stderr.isatty():
+
+            def progress(step: str) -> None:
+                sys.stderr.write(f"\r\033[K{step}…")
+                sys.stderr.flush()
+
+        try:
+            report = services.consolidation_run(limit=limit, progress=progress)
+        finally:
+            if progress is not None:
+                sys.stderr.write("\r\033[K")
         if as_json:
             self.stdout.write(json.dumps(asdict(report)))
             return
