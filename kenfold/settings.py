@@ -255,6 +255,7 @@ INSTALLED_APPS = [
     "coderefs",
     "oauth",
     "dashboard",
+    "archive",
 ]
 
 MIDDLEWARE = [
