@@ -50,10 +50,13 @@ def archive_lines(
 
     A generator: the transaction stays open until the caller has taken the last line (or closes it).
     """
+    # Inside a caller's transaction (a test's) its snapshot rules; SET TRANSACTION must come first.
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            # Must be the transaction's first statement; the snapshot is taken by the first query after it.
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        if outermost:
+            with connection.cursor() as cursor:
+                # The snapshot is taken by the first query after this statement, and kept to the end.
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         memories = _memories(selection)
         edges = _edges(memories).order_by("src", "relation", "dst")
         refs = _refs(memories).order_by("memory", "path", "symbol")

@@ -3,7 +3,6 @@ JSON Lines archive (spec §1.18)."""
 
 import json
 import os
-import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import TextIO
@@ -44,8 +43,8 @@ class Command(KenfoldCommand):
         bar = ProgressBar("exporting")
         lines = archive_lines(selection=selection, progress=bar.update)
         if out is None:
-            # The archive goes to stdout unescaped: it is data for `import`, not text for a person.
-            stream = sys.stdout
+            # The archive goes to stdout unescaped (past TerminalOutput): it is data for `import`.
+            stream = self.stdout._out
             counts = self._write(lines, stream, bar)
             stream.flush()
         else:
