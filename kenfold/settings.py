@@ -264,6 +264,7 @@ INSTALLED_APPS = [
     "oauth",
     "dashboard",
     "consolidation",
+    "archive",
 ]
 
 MIDDLEWARE = [

@@ -561,3 +561,85 @@ def reject_secrets(*, field: str, text: str) -> None:
         "memory: remove the value (you can say where it is kept, for example the name of the environment "
         "variable or secret manager entry) and try again"
     )
+
+
+# --- structured data (archive import, the stored-memory scan) -----------------------------------------
+
+# A key that names a secret ("password", "DB_PASS", "apiKey", "client_secret"): the same names the
+# secret-assignment rule knows, as a whole key.
+_SECRET_NAME_RE = re.compile(r"[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX, re.IGNORECASE)
+_SECRET_NAME_RULE = next(rule for rule in _RULES if rule.id == "secret-assignment")
+
+
+@dataclass(frozen=True)
+class NestedFinding:
+    """A credential somewhere in a JSON-like value: where (``attrs.steps[2]``) and what kind, no value."""
+
+    path: str
+    rule: str
+    label: str
+
+
+def _is_secret_name(name: str) -> bool:
+    return _SECRET_NAME_RE.fullmatch(name) is not None
+
+
+def _is_secret_under_name(value: str) -> bool:
+    """A value kept under a secret-named key (``{"password": "Summer2021!"}``) is one whenever it could be:
+    the key already says what it is, as a secret-named assignment does in text."""
+    return not _is_placeholder(value) and (_looks_random(value) or _looks_like_password(value))
+
+
+def _key_label(key: str, index: int) -> str:
+    # A key is written by whoever wrote the data: a key holding a credential is named by its position.
+    if find_secrets(key) or len(key) > 40:
+        return f"{{key #{index + 1}}}"
+    return key
+
+
+def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
+    """Every credential in the strings of a JSON-like ``value`` (dicts, lists, strings, numbers), map keys
+    included; a string under a key that names a secret, at any depth, counts when it looks like one."""
+    findings: list[NestedFinding] = []
+
+    def visit(node: object, where: str, secret_named: bool) -> None:
+        if isinstance(node, str):
+            found = find_secrets(node)
+            findings.extend(NestedFinding(path=where, rule=f.rule, label=f.label) for f in found)
+            if not found and secret_named and _is_secret_under_name(node):
+                findings.append(
+                    NestedFinding(path=where, rule=_SECRET_NAME_RULE.id, label=_SECRET_NAME_RULE.label)
+                )
+        elif isinstance(node, dict):
+            for index, (key, item) in enumerate(node.items()):
+                label = _key_label(str(key), index)
+                findings.extend(
+                    NestedFinding(path=f"{where}.{label}", rule=f.rule, label=f.label)
+                    for f in find_secrets(str(key))
+                )
+                visit(item, f"{where}.{label}", secret_named or _is_secret_name(str(key)))
+        elif isinstance(node, list | tuple):
+            for index, item in enumerate(node):
+                visit(item, f"{where}[{index}]", secret_named)
+
+    visit(value, path, False)
+    return findings
+
+
+def redact_nested(value: object, *, secret_named: bool = False) -> object:
+    """``value`` with every credential that ``find_nested_secrets`` reports replaced by its marker
+    (a whole value under a secret-named key becomes ``[REDACTED:secret-assignment]``)."""
+    if isinstance(value, str):
+        if not find_secrets(value) and secret_named and _is_secret_under_name(value):
+            return f"[REDACTED:{_SECRET_NAME_RULE.id}]"
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {
+            redact_secrets(str(key)): redact_nested(
+                item, secret_named=secret_named or _is_secret_name(str(key))
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_nested(item, secret_named=secret_named) for item in value]
+    return value

@@ -1,0 +1,335 @@
+"""The archive format (spec §1.18): one JSON value per line, a header, then records, then an end record.
+
+```
+{"format": "kenfold-archive/1", "exported_at": "...", "kenfold_version": "0.1.0"}
+{"memory": {"id": "...", "type": "project", "scope": "project:github.com/o/r", "content": "...", ...}}
+{"edge": {"src": "...", "relation": "replaces", "dst": "...", "weight": 1.0, ...}}
+{"ref": {"memory_id": "...", "path": "internal/auth.go", "symbol": "", "state": "current", ...}}
+{"end": {"memories": 1, "edges": 1, "refs": 1}}
+```
+
+Each record is decoded strictly (unknown fields, wrong types, NaN and out-of-range values refused) before
+anything is written, and every string in it, keys included, passes the secret filter: an archive is data
+from elsewhere, and shared memory must never take a credential from it.
+"""
+
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from coderefs.models import RefState
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import (
+    PROJECT_SCOPE_PREFIX,
+    REPO_SCOPE_PREFIX,
+    USER_SCOPE,
+    is_valid_agent_name,
+    normalize_project,
+)
+from kenfold_common.secrets import find_nested_secrets
+from memories.models import CodeState, MemoryType, Status, Trust
+
+FORMAT = "kenfold-archive/1"
+MAX_LINE_BYTES = 1024 * 1024
+RECORD_KINDS = ("memory", "edge", "ref", "end")
+
+# The memory columns an archive carries: all but the vectors (and the columns PostgreSQL generates).
+MEMORY_FIELDS = (
+    "id",
+    "type",
+    "scope",
+    "content",
+    "attrs",
+    "source_agent",
+    "source_session",
+    "evidence_uri",
+    "trust",
+    "confidence",
+    "status",
+    "supersedes",
+    "valid_from",
+    "valid_to",
+    "expires_at",
+    "created_at",
+    "updated_at",
+    "code_state",
+)
+EDGE_FIELDS = ("src", "relation", "dst", "weight", "source_agent", "created_at")
+REF_FIELDS = (
+    "memory_id",
+    "scope",
+    "path",
+    "symbol",
+    "state",
+    "resolved_path",
+    "anchor_hash",
+    "anchor_commit",
+    "checked_commit",
+    "checked_at",
+    "created_at",
+)
+
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True, use_enum_values=True)
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+def _check_agent(name: str) -> None:
+    if not is_valid_agent_name(name):
+        raise ValueError(
+            "source_agent must be an agent name: lowercase letters, digits, '.', '_' or '-', at most 64"
+        )
+
+
+def _check_memory_scope(scope: str) -> None:
+    if scope == USER_SCOPE:
+        return
+    for prefix in (PROJECT_SCOPE_PREFIX, REPO_SCOPE_PREFIX):
+        if scope.startswith(prefix):
+            rest = scope.removeprefix(prefix)
+            try:
+                normalized = normalize_project(rest)
+            except InvalidInput:
+                normalized = None
+            if normalized != rest:
+                raise ValueError(f"scope must be {prefix}<normalized identity> (as Kenfold writes it)")
+            return
+    raise ValueError("scope must be 'user', 'project:<identity>' or 'repo:<identity>'")
+
+
+class MemoryRecord(BaseModel):
+    model_config = _STRICT
+
+    id: uuid.UUID
+    type: MemoryType
+    scope: str
+    content: NonEmpty
+    attrs: dict[str, Any] = Field(default_factory=dict)
+    source_agent: str
+    source_session: str | None = None
+    evidence_uri: str | None = None
+    trust: Trust = Trust.AGENT
+    confidence: float = Field(default=0.5, ge=0, le=1)
+    status: Status = Status.ACTIVE
+    supersedes: uuid.UUID | None = None
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    expires_at: AwareDatetime | None = None
+    created_at: AwareDatetime
+    updated_at: AwareDatetime
+    code_state: CodeState | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> "MemoryRecord":
+        _check_memory_scope(self.scope)
+        _check_agent(self.source_agent)
+        if not self.content.strip():
+            raise ValueError("content must not be blank")
+        if self.supersedes == self.id:
+            raise ValueError("supersedes must name another memory, not the memory itself")
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError("valid_to must not be before valid_from")
+        if self.type == MemoryType.TEMPORARY and self.expires_at is None:
+            raise ValueError("a temporary memory needs expires_at")
+        return self
+
+
+class EdgeRecord(BaseModel):
+    model_config = _STRICT
+
+    src: uuid.UUID
+    relation: NonEmpty
+    dst: uuid.UUID
+    weight: float = 1.0
+    source_agent: str
+    created_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _rules(self) -> "EdgeRecord":
+        _check_agent(self.source_agent)
+        if self.src == self.dst:
+            raise ValueError("an edge must link two different memories (src equals dst)")
+        return self
+
+
+class RefRecord(BaseModel):
+    model_config = _STRICT
+
+    memory_id: uuid.UUID
+    scope: str
+    path: str = ""
+    symbol: str = ""
+    state: RefState = RefState.PENDING
+    resolved_path: str | None = None
+    anchor_hash: str | None = None
+    anchor_commit: str | None = None
+    checked_commit: str | None = None
+    checked_at: AwareDatetime | None = None
+    created_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _rules(self) -> "RefRecord":
+        if not self.scope.startswith((PROJECT_SCOPE_PREFIX, REPO_SCOPE_PREFIX)):
+            raise ValueError("a code reference's scope must be 'project:<identity>' or 'repo:<identity>'")
+        if not self.path and not self.symbol:
+            raise ValueError("a code reference needs a path or a symbol")
+        if (self.anchor_hash is None) != (self.anchor_commit is None):
+            raise ValueError("anchor_hash and anchor_commit go together: give both or neither")
+        return self
+
+
+class EndRecord(BaseModel):
+    model_config = _STRICT
+
+    memories: int = Field(ge=0)
+    edges: int = Field(ge=0)
+    refs: int = Field(ge=0)
+
+
+class Header(BaseModel):
+    model_config = _STRICT
+
+    format: str
+    exported_at: AwareDatetime
+    kenfold_version: str
+
+
+class _Line(BaseModel):
+    model_config = _STRICT
+
+    memory: MemoryRecord | None = None
+    edge: EdgeRecord | None = None
+    ref: RefRecord | None = None
+    end: EndRecord | None = None
+
+
+Record = MemoryRecord | EdgeRecord | RefRecord | EndRecord
+
+
+class ArchiveError(InvalidInput):
+    """The archive is refused as a whole; nothing was written."""
+
+
+def refused(line_number: int, problem: str) -> ArchiveError:
+    return ArchiveError(
+        f"line {line_number}: {problem}. Nothing was imported; fix the archive (or export it again) "
+        "and import it again"
+    )
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_value(text: str | bytes, line_number: int) -> Any:
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except UnicodeDecodeError:
+        raise refused(line_number, "is not UTF-8 text") from None
+    except ValueError as exc:
+        # The decoder's message names the position only (never the text there).
+        reason = exc.args[0].split(":")[0] if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise refused(line_number, f"is not one JSON value ({reason})") from None
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "record"
+
+
+def _describe(error: dict[str, Any]) -> str:
+    """A pydantic error without its input: never the value, which may be anything the file held."""
+    loc = error.get("loc", ())
+    if error["type"] == "extra_forbidden":
+        return f'unknown field "{_location(loc)}" (this Kenfold does not know it; remove it)'
+    if error["type"] == "missing":
+        return f'missing field "{_location(loc)}"'
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{_location(loc)}: {message}" if loc else message
+
+
+def _scan_strings(value: Any, line_number: int) -> None:
+    """Refuse the archive on a credential or a NUL anywhere in the decoded line (keys included)."""
+    findings = find_nested_secrets(value, path="record")
+    if findings:
+        labels = ", ".join(dict.fromkeys(f.label for f in findings))
+        raise refused(
+            line_number,
+            f"{findings[0].path.removeprefix('record.')} appears to contain a {labels}. Credentials must "
+            "never be stored in shared memory: remove the value from the archive (or run `manage.py scan "
+            "--redact` on the Kenfold it came from and export again)",
+        )
+    if "\\u0000" in json.dumps(value):
+        raise refused(line_number, "a string holds a NUL character (\\u0000), which PostgreSQL cannot store")
+
+
+def parse_header(text: str | bytes) -> Header:
+    value = _json_value(text, 1)
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise refused(
+            1,
+            f'is not a Kenfold archive header (expected {{"format": "{FORMAT}", ...}}); '
+            "make the archive with `manage.py export`",
+        )
+    try:
+        return Header.model_validate_json(text)
+    except ValidationError as exc:
+        raise refused(1, _describe(exc.errors()[0])) from None
+
+
+def parse_record(text: str | bytes, line_number: int) -> Record:
+    """One line after the header, decoded strictly and scanned for secrets; ArchiveError names the line."""
+    value = _json_value(text, line_number)
+    if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in RECORD_KINDS:
+        keys = list(value) if isinstance(value, dict) else []
+        unknown = [key for key in keys if key not in RECORD_KINDS]
+        if unknown:
+            raise refused(
+                line_number,
+                f'unknown record kind "{str(unknown[0])[:40]}" (expected one of {", ".join(RECORD_KINDS)})',
+            )
+        raise refused(line_number, f"must hold exactly one of {', '.join(RECORD_KINDS)}")
+    _scan_strings(value, line_number)
+    try:
+        line = _Line.model_validate_json(text)
+    except ValidationError as exc:
+        raise refused(line_number, _describe(exc.errors()[0])) from None
+    record = line.memory or line.edge or line.ref or line.end
+    assert record is not None
+    return record
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()  # type: ignore[union-attr]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("a stored number is not finite")
+    return value
+
+
+def dump_line(kind: str, row: dict[str, object]) -> str:
+    """One record line; a memory's attrs are left out when empty (§1.18)."""
+    body = {key: _plain(value) for key, value in row.items() if not (key == "attrs" and not value)}
+    return json.dumps({kind: body}, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def dump_header(*, exported_at: object, version: str) -> str:
+    header = {"format": FORMAT, "exported_at": _plain(exported_at), "kenfold_version": version}
+    return json.dumps(header, separators=(",", ":")) + "\n"
+
+
+@dataclass(frozen=True)
+class Counts:
+    memories: int
+    edges: int
+    refs: int
+
+    def as_record(self) -> dict[str, object]:
+        return {"memories": self.memories, "edges": self.edges, "refs": self.refs}
