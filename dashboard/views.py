@@ -152,7 +152,7 @@ def _pending(request: HttpRequest, memory_id: str):
     """The proposed memory a review action is about, or None after flashing why there is nothing to do."""
     try:
         memory = selectors.memory_get(memory_id=memory_id)
-    except NotFound:
+    except KenfoldError:
         _flash(request, "error", "That memory no longer exists; nothing was changed.")
         return None
     if memory.status != Status.PROPOSED:
