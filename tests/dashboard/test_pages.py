@@ -10,6 +10,7 @@ from coderefs.models import CodeRef, RefState
 from dashboard.views import ACTOR
 from kenfold import clock
 from kenfold.caller import Caller
+from kenfold_common.errors import AuthenticationFailed
 from memories import keys, selectors
 from memories.models import ApiKey, Memory, MemoryEdge, Status
 from oauth.models import OAuthGrant
@@ -354,12 +355,12 @@ def test_a_bad_key_request_creates_nothing(owner: Owner, agent: str, access: str
 
 def test_revoke_a_key(owner: Owner) -> None:
     key, raw = keys.api_key_create(agent="codex")
-    other, other_raw = keys.api_key_create(agent="claude-code")
+    _other, other_raw = keys.api_key_create(agent="claude-code")
     assert key.prefix in owner.page("/dashboard/clients")
     answer = owner.post(f"/dashboard/clients/keys/{key.id}/revoke")
     assert answer.status_code == 303
     assert "Revoked the key" in owner.flash("/dashboard/clients")
-    with pytest.raises(Exception, match="revoked"):
+    with pytest.raises(AuthenticationFailed, match="revoked"):
         keys.api_key_authenticate(token=raw)
     assert keys.api_key_authenticate(token=other_raw).agent == "claude-code"
     owner.post(f"/dashboard/clients/keys/{key.id}/revoke")
