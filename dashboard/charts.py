@@ -62,8 +62,11 @@ def writes_chart(dates: list[date], series: dict[str, list[int]]) -> Chart:
                     title=f"{day.isoformat()}: {counts[n]} by {agent}",
                 )
             )
+    # A date every week, kept off both edges so that no label is cut.
     labels = [
-        (round(n * slot + slot / 2, 2), day.strftime("%b %d")) for n, day in enumerate(dates) if n % 7 == 0
+        (round(n * slot + slot / 2, 2), day.strftime("%b %d"))
+        for n, day in enumerate(dates)
+        if n % 7 == 1 and n < days - 3
     ]
     legend = [(agent, COLOURS[index], sum(counts)) for index, (agent, counts) in enumerate(shown)]
     return Chart(bars=bars, legend=legend, labels=labels, peak=peak, total=sum(totals))
