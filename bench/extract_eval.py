@@ -12,13 +12,13 @@ forbidden memory) and classification accuracy; the floors are recall >= 70 %, ze
 classification >= 70 %. Exits 1 below a floor. Needs no database.
 """
 
-import argparse
 import json
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from chat_eval import configured_chat, parse_args
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "bench" / "data" / "extract_eval.json"
@@ -97,23 +97,10 @@ def evaluate(*, chat: object, data: dict) -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    args = parser.parse_args(argv)
-    if not os.environ.get("KENFOLD_CHAT_URL"):
-        print("set KENFOLD_CHAT_URL (and KENFOLD_CHAT_MODEL) to the chat model to score", file=sys.stderr)
+    args = parse_args(doc=__doc__, data=DATA, argv=argv)
+    chat = configured_chat()
+    if chat is None:
         return 2
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kenfold.settings")
-    sys.path.insert(0, str(REPO))
-    import django
-
-    django.setup()
-    from django.conf import settings
-
-    from memories.chat import chat_from_settings
-
-    chat = chat_from_settings(chat=settings.CHAT)
     report = evaluate(chat=chat, data=json.loads(args.data.read_text()))
     summary = asdict(report) | {
         "recall": round(report.recall, 3),

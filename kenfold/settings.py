@@ -196,6 +196,14 @@ try:
     EXTRACT_POLICY = env_choice("KENFOLD_EXTRACT_POLICY", "propose", ("propose", "auto"))
     # Classify remembers sent without a type (only when a chat model is configured).
     CLASSIFY = env_bool("KENFOLD_CLASSIFY", True)
+    # Consolidation proposals (duplicates, conflicts, digests of old sessions; spec §1.14), made by the
+    # chat model for the owner to apply or reject. On whenever a chat model is configured, unless false.
+    CONSOLIDATE = env_bool("KENFOLD_CONSOLIDATE", True)
+    if env_str("KENFOLD_CONSOLIDATE") and CONSOLIDATE and not CHAT.url:
+        raise ConfigError(
+            "KENFOLD_CONSOLIDATE=true needs a chat model: set KENFOLD_CHAT_URL (an OpenAI-compatible API "
+            "base URL), or leave KENFOLD_CONSOLIDATE unset"
+        )
     if DATABASE_URL:
         _default_db = _database_from_url(DATABASE_URL, DATABASE_PASSWORD)
     else:
@@ -263,6 +271,7 @@ INSTALLED_APPS = [
     "coderefs",
     "oauth",
     "dashboard",
+    "consolidation",
 ]
 
 MIDDLEWARE = [

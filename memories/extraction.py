@@ -20,7 +20,6 @@ from django.db import connection, transaction
 
 from kenfold import clock
 from kenfold.db_functions import xact_lock
-from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import find_secrets, redact_secrets
 from memories import extensions, providers, search
@@ -276,23 +275,13 @@ class RunReport:
     failed: int = 0
 
 
-def _require_chat() -> ChatModel:
-    chat = providers.chat_model()
-    if chat is None:
-        raise InvalidInput(
-            "no chat model is configured: set KENFOLD_CHAT_URL (an OpenAI-compatible API base URL, for "
-            "example http://127.0.0.1:11434/v1) and KENFOLD_CHAT_MODEL, then run extraction again"
-        )
-    return chat
-
-
 def extraction_run(
     *, limit: int = DEFAULT_RUN_LIMIT, settle: bool = True, budget_seconds: float | None = None
 ) -> RunReport:
     """Extract from up to ``limit`` due session summaries, oldest first; stops early once nothing is due
     or ``budget_seconds`` have passed (checked between summaries). ``settle=False`` takes summaries that
     were just written (the command; the worker waits two minutes)."""
-    chat = _require_chat()
+    chat = providers.required_chat_model(then="run extraction again")
     report = RunReport()
     started = time.monotonic()
     while report.processed < limit:

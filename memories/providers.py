@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from kenfold_common.errors import InvalidInput
 from memories.chat import ChatModel, chat_from_settings
 from memories.embeddings import Embedder
 from memories.embeddings.config import embedders_from_settings
@@ -53,6 +54,17 @@ def chat_model() -> ChatModel | None:
     if not _loaded:
         _load()
     return _chat
+
+
+def required_chat_model(*, then: str) -> ChatModel:
+    """The chat model, or an error telling the operator how to configure one and then to ``then``."""
+    chat = chat_model()
+    if chat is None:
+        raise InvalidInput(
+            "no chat model is configured: set KENFOLD_CHAT_URL (an OpenAI-compatible API base URL, for "
+            f"example http://127.0.0.1:11434/v1) and KENFOLD_CHAT_MODEL, then {then}"
+        )
+    return chat
 
 
 @receiver(setting_changed)

@@ -10,7 +10,7 @@ import pytest
 from kenfold_common import env
 from tests.processes import REPO, kenfold_env, manage
 
-SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "client", "scripts"]
+SOURCE_DIRS = ["kenfold", "memories", "coderefs", "oauth", "dashboard", "consolidation", "client", "scripts"]
 
 
 def used_variables() -> set[str]:
@@ -104,6 +104,12 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
             "KENFOLD_EXTRACT_POLICY='yolo' is not one of: propose, auto",
         ),
         ("check", {"KENFOLD_CLASSIFY": "sometimes"}, "KENFOLD_CLASSIFY='sometimes' is not a boolean"),
+        ("check", {"KENFOLD_CONSOLIDATE": "often"}, "KENFOLD_CONSOLIDATE='often' is not a boolean"),
+        (
+            "serve",
+            {"KENFOLD_CONSOLIDATE": "true", "KENFOLD_CHAT_URL": ""},
+            "KENFOLD_CONSOLIDATE=true needs a chat model: set KENFOLD_CHAT_URL",
+        ),
     ],
 )
 def test_a_bad_provider_setting_stops_the_process_before_it_serves(

@@ -3,11 +3,9 @@
 Real threads, each with its own database connection, released together by a barrier.
 """
 
-import threading
 from collections.abc import Callable
 
 import pytest
-from django.db import connection
 
 from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
@@ -15,32 +13,12 @@ from coderefs.services import refs_check
 from kenfold.caller import Caller
 from memories import services
 from memories.models import Memory
+from tests.threads import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REPO = "github.com/kenfold/kenfold"
 WRITERS = 6
-
-
-def in_parallel(calls: list[Callable[[], object]]) -> list[object]:
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = calls[index]()
-        except Exception as exc:  # surfaced by the assertions below
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def remember_call(content: str, **kwargs: object) -> Callable[[], object]:
