@@ -45,5 +45,8 @@ urlpatterns = [
     path("dashboard/clients/keys", _post(views.key_create)),
     path("dashboard/clients/keys/<uuid:key_id>/revoke", _post(views.key_revoke)),
     path("dashboard/clients/grants/<uuid:grant_id>/revoke", _post(views.grant_revoke_view)),
+    path("dashboard/proposals", _get(views.proposals)),
+    path("dashboard/proposals/<str:proposal_id>/apply", _post(views.proposal_apply)),
+    path("dashboard/proposals/<str:proposal_id>/reject", _post(views.proposal_reject)),
     re_path(r"^dashboard/(?P<rest>.*)$", dashboard_page(views.not_a_page, login_required=False)),
 ]

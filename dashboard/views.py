@@ -13,6 +13,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
 from coderefs.selectors import memory_code_refs
+from consolidation import selectors as consolidation
+from consolidation import services as consolidating
+from consolidation.models import ProposalStatus
 from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock
@@ -114,6 +117,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "extraction": selectors.extraction_counts(),
             "keys": keys.api_key_list().count(),
             "grants": len(grant_list()),
+            "pending_proposals": consolidation.proposal_counts().pending,
             "chart": charts.writes_chart(dates, series),
         },
     )
@@ -335,6 +339,68 @@ def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> HttpResponse
     except KenfoldError as exc:
         _flash(request, "error", exc.message)
     return HttpResponseRedirect(PREFIX + "clients", status=303)
+
+
+# --- consolidation proposals -------------------------------------------------------------------------------
+
+PROPOSALS_PAGE = 20
+
+
+def proposals(request: HttpRequest) -> HttpResponse:
+    status = (request.GET.get("status") or ProposalStatus.PENDING).strip()
+    try:
+        page = _page_number(request)
+        if status not in ProposalStatus.values:
+            raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
+        rows = consolidation.proposal_list(
+            status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
+        )
+    except InvalidInput as exc:
+        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    return _page(
+        request,
+        "proposals.html",
+        {
+            "rows": rows[:PROPOSALS_PAGE],
+            "status": status,
+            "statuses": ProposalStatus.values,
+            "counts": consolidation.proposal_counts(),
+            "page": page,
+            "previous": urlencode({"status": status, "page": page - 1}) if page > 1 else "",
+            "next": urlencode({"status": status, "page": page + 1}) if len(rows) > PROPOSALS_PAGE else "",
+        },
+    )
+
+
+def _proposal_outcome(request: HttpRequest, action) -> HttpResponse:
+    try:
+        message = action()
+    except NotFound:
+        _flash(request, "error", "That proposal no longer exists; nothing was changed.")
+    except KenfoldError as exc:
+        text = exc.message
+        if "already decided" in text:
+            text = "Already decided: " + text
+        _flash(request, "error", text[:1].upper() + text[1:])
+    else:
+        _flash(request, "ok", message)
+    return _back(request, PREFIX + "proposals")
+
+
+def proposal_apply(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    def apply() -> str:
+        applied = consolidating.proposal_apply(proposal_id=proposal_id, actor=ACTOR)
+        return f"Applied: {len(applied.retired)} memor{'y' if len(applied.retired) == 1 else 'ies'} retired."
+
+    return _proposal_outcome(request, apply)
+
+
+def proposal_reject(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    def reject() -> str:
+        consolidating.proposal_reject(proposal_id=proposal_id, actor=ACTOR, reason=_reason(request))
+        return "Rejected: these memories will not be proposed together again."
+
+    return _proposal_outcome(request, reject)
 
 
 def not_a_page(request: HttpRequest, rest: str = "") -> HttpResponse:
