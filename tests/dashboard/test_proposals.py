@@ -25,7 +25,7 @@ def _pair(
 
 
 def test_proposals_are_listed_with_their_members_and_counted_on_the_overview(owner: Owner) -> None:
-    duplicate, older, newer = _pair(
+    duplicate, _older, _newer = _pair(
         Kind.DUPLICATE,
         "Deploys use fly.io",
         "Deploys go to fly.io " + HOSTILE,
@@ -45,7 +45,7 @@ def test_apply_a_duplicate_reject_a_conflict_and_refuse_a_second_decision(owner:
     duplicate, older, newer = _pair(
         Kind.DUPLICATE, "The API runs on port 7077", "The API listens on port 7077"
     )
-    conflict, first, second = _pair(Kind.CONFLICT, "Releases on Fridays", "Releases on Mondays")
+    conflict, first, _second = _pair(Kind.CONFLICT, "Releases on Fridays", "Releases on Mondays")
     answer = owner.post(f"/dashboard/proposals/{duplicate.pk}/apply", {"back": "/dashboard/proposals"})
     assert answer.status_code == 303 and answer["Location"] == "/dashboard/proposals"
     assert owner.flash("/dashboard/proposals") == "Applied: 1 memory retired."
