@@ -1,5 +1,5 @@
 """The dashboard in a real browser (Debian's chromium driven by Playwright): log in, approve a proposed
-memory, search, open a memory, revoke a key, log out; a screenshot of each page at 1280 and 400 px wide
+memory, search, open a memory, apply a consolidation proposal, revoke a key, log out; a screenshot of each page at 1280 and 400 px wide
 goes to artifacts/dashboard/. Any script, any resource from another origin, or a console message about
 the content security policy fails the test.
 
@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from consolidation.models import Kind
+from consolidation.services import proposal_record
 from memories import keys
 from memories.models import ApiKey, Memory, Status
 from oauth.services import password_set
@@ -84,6 +86,23 @@ def test_the_owner_goes_through_the_dashboard(live_server, provider_env) -> None
         Memory.objects.create(
             type="project", scope="project:github.com/kenfold/kenfold", content=text, source_agent=agent
         )
+    older = Memory.objects.create(
+        type="project", scope="user", content="The API listens on port 7077.", source_agent="codex"
+    )
+    newer = Memory.objects.create(
+        type="project",
+        scope="user",
+        content="Kenfold's API runs on port 7077 by default.",
+        source_agent="claude-code",
+    )
+    proposal_record(
+        kind=Kind.DUPLICATE,
+        scope="user",
+        member_ids=[older.pk, newer.pk],
+        keep_id=newer.pk,
+        model="qwen3.5:4b",
+        reason="Both give the same port; the newer one says it is the default.",
+    )
     key, _raw = keys.api_key_create(agent="old-laptop")
     keys.api_key_create(agent="claude-code")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -128,23 +147,31 @@ def test_the_owner_goes_through_the_dashboard(live_server, provider_env) -> None
 
         page.goto(base + "/dashboard/memories?status=all")
         expect(page.locator("main")).to_contain_text("<b>Never</b> run migrations")
+        page.click("nav >> text=Proposals")
+        expect(page.locator(".item")).to_have_count(1)
+        shoot(page, "7-proposals")
+        page.click(".item >> text=Apply")
+        expect(page.locator(".flash.ok")).to_have_text("Applied: 1 memory retired.")
+
         page.click("nav >> text=Clients")
         row = page.locator("tr", has_text="old-laptop")
         row.locator("text=Revoke").click()
         expect(page.locator(".flash.ok")).to_contain_text("Revoked the key")
         expect(page.locator("tr", has_text="old-laptop")).to_have_count(0)
-        shoot(page, "7-clients")
+        shoot(page, "8-clients")
 
         page.click("text=Log out")
         assert urlsplit(page.url).path == "/dashboard/login"
         page.goto(base + "/dashboard/clients")
         assert urlsplit(page.url).path == "/dashboard/login"
-        shoot(page, "8-logged-out")
+        shoot(page, "9-logged-out")
         browser.close()
 
     assert watch.problems == []
     proposal.refresh_from_db()
     assert proposal.status == Status.ACTIVE and proposal.attrs["approved_by"] == "kenfold-dashboard"
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+    older.refresh_from_db()
+    assert older.status == Status.SUPERSEDED
     shots = sorted(p.name for p in Path(ARTIFACTS).glob("*.png"))
-    assert len(shots) == 16, shots
+    assert len(shots) == 18, shots
