@@ -12,13 +12,19 @@ CLIENT_BUILD := setuptools==84.2.1
 # pinned by tests/conformance/package-lock.json; tests/oauth/test_conformance.py runs it.
 CONFORMANCE := tests/conformance/node_modules/.package-lock.json
 
-.PHONY: run test setup lint format clean
+.PHONY: run test test-browser setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
 
 test: $(DEV_STAMP) $(CONFORMANCE)
 	scripts/test.sh
+
+# The dashboard in a real browser (tests/browser): Playwright from PyPI driving Debian's chromium, so no
+# browser is downloaded. Not part of `make test`.
+test-browser: $(DEV_STAMP)
+	@command -v chromium >/dev/null 2>&1 || { echo "make test-browser needs Debian's chromium; install it with: sudo apt-get install -y chromium" >&2; exit 1; }
+	scripts/test.sh -m browser tests/browser
 
 setup: $(DEV_STAMP)
 

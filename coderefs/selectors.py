@@ -38,6 +38,11 @@ def _refs_by_memory(memory_ids: Iterable[str | UUID]) -> dict[str, list[CodeRef]
     return refs
 
 
+def memory_code_refs(*, memory_id: str | UUID) -> list[CodeRef]:
+    """A memory's code references, every state included, by path and symbol (the owner's detail page)."""
+    return list(CodeRef.objects.filter(memory_id=memory_id).order_by("path", "symbol"))
+
+
 def attach_code_refs(views: list[MemoryView]) -> None:
     """Fill `code_refs` of views whose memories mention code (one query for all); registered with
     memories.extensions, so every view a memories service returns carries them. `stale` comes from the

@@ -150,6 +150,14 @@ try:
         _public_host = urlsplit(PUBLIC_URL).hostname or ""
         if _public_host not in KENFOLD_ALLOWED_HOSTS:
             KENFOLD_ALLOWED_HOSTS.append(_public_host)
+    # The owner's dashboard (spec §1.17): "local" answers only loopback Host names and no proxied request,
+    # "remote" also the public URL's host through a TLS proxy, "off" does not mount it.
+    DASHBOARD = env_choice("KENFOLD_DASHBOARD", "local", ("local", "remote", "off"))
+    if DASHBOARD == "remote" and not PUBLIC_URL.startswith("https://"):
+        raise ConfigError(
+            "KENFOLD_DASHBOARD=remote needs KENFOLD_PUBLIC_URL with https (the dashboard's password and "
+            "session cookie must not cross a network in clear); or use KENFOLD_DASHBOARD=local"
+        )
     # The agent that `manage.py mcp` (stdio) attributes writes to; None means the client's own name.
     STDIO_AGENT = env_str("KENFOLD_AGENT") or None
     if STDIO_AGENT is not None and not is_valid_agent_name(STDIO_AGENT):

@@ -16,6 +16,9 @@ urlpatterns = [
     # Anything else under /api/ answers in the API's own error shape, not with an HTML page.
     re_path(r"^api/(?P<rest>.*)$", not_found),
 ]
+# The owner's dashboard, unless KENFOLD_DASHBOARD=off (then /dashboard/ is an unknown path like any other).
+if settings.DASHBOARD != "off":
+    urlpatterns.append(path("", include("dashboard.urls")))
 # OAuth for remote clients exists only with a public URL: without one nothing of it is reachable.
 if settings.PUBLIC_URL:
     urlpatterns.append(path("", include("oauth.urls")))

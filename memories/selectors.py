@@ -5,20 +5,23 @@ next to the project's.
 """
 
 import uuid
+from collections import Counter
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 
 from django.db.models import Count, QuerySet, Sum
 
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold_common.errors import InvalidInput
+from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, search
-from memories.models import Extraction, ExtractionStatus, Memory, MemoryType, Status
+from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryView, RecallOutput
+from memories.services import parse_memory_id
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
@@ -199,6 +202,7 @@ def memory_list(
     scope: str | None = None,
     stale: bool = False,
     limit: int = 50,
+    offset: int = 0,
 ) -> QuerySet[Memory]:
     """The owner's listing, newest first, in any status; `stale` keeps memories whose code changed or went."""
     memories = Memory.objects.order_by("-created_at", "-id")
@@ -214,7 +218,8 @@ def memory_list(
         memories = memories.filter(type=type)
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))
-    return memories[: max(1, min(limit, 500))]
+    offset = max(0, offset)
+    return memories[offset : offset + max(1, min(limit, 500))]
 
 
 # --- extraction and review ---------------------------------------------------------------------------
@@ -260,37 +265,53 @@ class ReviewItem:
     similar: list[Memory]
 
 
-def memory_review_queue(*, limit: int = 100) -> list[ReviewItem]:
+def _proposed(now: datetime, scope: str | None) -> QuerySet[Memory]:
+    proposed = Memory.objects.unexpired(now).filter(status=Status.PROPOSED)
+    return proposed.filter(scope=scope_from_owner(scope)) if scope else proposed
+
+
+def memory_review_queue(
+    *, limit: int = 100, offset: int = 0, scope: str | None = None, similar_limit: int = 3
+) -> list[ReviewItem]:
     """Proposed memories, oldest first, with their provenance and the active memories they resemble."""
     now = clock.now()
-    items = []
-    for memory in (
-        Memory.objects.unexpired(now).filter(status=Status.PROPOSED).order_by("created_at", "id")[:limit]
-    ):
-        attrs = memory.attrs or {}
-        ids = list(dict.fromkeys(filter(None, map(_as_uuid, attrs.get("similar_to") or []))))
-        hits = search.trigram_similar(
-            memory_id=memory.id, content=memory.content, scope=memory.scope, now=now, threshold=0.5, limit=3
-        )
-        ids += [hit.memory_id for hit in hits if hit.memory_id not in ids]
-        found = Memory.objects.in_bulk(ids)
-        # Only active memories can be replaced; a proposal it resembles is reviewed on its own.
-        similar = [
-            found[key]
-            for key in ids
-            if key in found and found[key].status == Status.ACTIVE and found[key].scope == memory.scope
-        ][:3]
-        source_id = _as_uuid(attrs.get("extracted_from"))
-        source = Memory.objects.filter(pk=source_id).first() if source_id else None
-        items.append(
-            ReviewItem(
-                memory=memory,
-                evidence=str(attrs.get("evidence") or ""),
-                source_summary=source,
-                similar=similar,
-            )
-        )
-    return items
+    queue = _proposed(now, scope).order_by("created_at", "id")[max(0, offset) : max(0, offset) + limit]
+    return [review_item(memory, now=now, similar_limit=similar_limit) for memory in queue]
+
+
+def memory_review_count(*, scope: str | None = None) -> int:
+    return _proposed(clock.now(), scope).count()
+
+
+def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> ReviewItem:
+    """One proposed memory with its evidence, the session it came from and the active memories it
+    resembles: those extraction recorded (attrs.similar_to) first, then a live trigram lookup."""
+    attrs = memory.attrs or {}
+    ids = list(dict.fromkeys(filter(None, map(_as_uuid, attrs.get("similar_to") or []))))
+    hits = search.trigram_similar(
+        memory_id=memory.id,
+        content=memory.content,
+        scope=memory.scope,
+        now=now,
+        threshold=0.5,
+        limit=similar_limit,
+    )
+    ids += [hit.memory_id for hit in hits if hit.memory_id not in ids]
+    found = Memory.objects.in_bulk(ids)
+    # Only active memories can be replaced; a proposal it resembles is reviewed on its own.
+    similar = [
+        found[key]
+        for key in ids
+        if key in found and found[key].status == Status.ACTIVE and found[key].scope == memory.scope
+    ][:similar_limit]
+    source_id = _as_uuid(attrs.get("extracted_from"))
+    source = Memory.objects.filter(pk=source_id).first() if source_id else None
+    return ReviewItem(
+        memory=memory,
+        evidence=str(attrs.get("evidence") or ""),
+        source_summary=source,
+        similar=similar,
+    )
 
 
 def _as_uuid(value: object) -> uuid.UUID | None:
@@ -298,3 +319,130 @@ def _as_uuid(value: object) -> uuid.UUID | None:
         return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     except ValueError:
         return None
+
+
+# --- the owner's dashboard ---------------------------------------------------------------------------
+
+
+def memory_get(*, memory_id: str) -> Memory:
+    """A memory in any status, for the owner; NotFound names where ids come from."""
+    target = parse_memory_id(memory_id)
+    memory = Memory.objects.filter(pk=target).first()
+    if memory is None:
+        raise NotFound(f"memory {target} does not exist (it may have been removed by an import or a test)")
+    return memory
+
+
+def memory_search_owner(*, query: str, scope: str | None = None, type: str | None = None) -> list[MemoryView]:
+    """The owner's search: the agents' retriever (same ranking, only served memories), over every scope
+    unless one is given."""
+    cleaned = _clean_query(query, field="the search", required=True)
+    if scope:
+        scopes = [scope_from_owner(scope)]
+    else:
+        scopes = list(Memory.objects.order_by().values_list("scope", flat=True).distinct())
+    if not scopes:
+        return []
+    return retrieve(query=cleaned, scopes=scopes, types=_types([type] if type else None), limit=MAX_LIMIT)
+
+
+@dataclass(frozen=True)
+class ScopeCounts:
+    scope: str
+    active: int
+    proposed: int
+
+
+@dataclass(frozen=True)
+class MemoryOverview:
+    by_status: dict[str, int]
+    active_by_type: dict[str, int]
+    stale: int
+    scopes: list[ScopeCounts]
+
+
+def memory_overview() -> MemoryOverview:
+    """Counts for the owner's overview page: by status, active by type, stale, and per scope."""
+    by_status = dict.fromkeys(Status.values, 0) | dict(
+        Memory.objects.order_by().values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    active = Memory.objects.filter(status=Status.ACTIVE).order_by()
+    active_by_type = dict(active.values_list("type").annotate(n=Count("id")).values_list("type", "n"))
+    per_scope: dict[str, Counter[str]] = {}
+    for scope, status, n in (
+        Memory.objects.filter(status__in=(Status.ACTIVE, Status.PROPOSED))
+        .order_by()
+        .values_list("scope", "status")
+        .annotate(n=Count("id"))
+        .values_list("scope", "status", "n")
+    ):
+        per_scope.setdefault(scope, Counter())[status] = n
+    return MemoryOverview(
+        by_status=by_status,
+        active_by_type={t: active_by_type.get(t, 0) for t in MemoryType.values},
+        stale=active.filter(code_state__isnull=False).count(),
+        scopes=[
+            ScopeCounts(scope=scope, active=c[Status.ACTIVE], proposed=c[Status.PROPOSED])
+            for scope, c in sorted(per_scope.items())
+        ],
+    )
+
+
+def memory_writes_per_day(*, days: int = 30) -> tuple[list[date], dict[str, list[int]]]:
+    """Memories written per day and agent over the last `days` days (today included), oldest day first."""
+    today = clock.now().date()
+    first = today - timedelta(days=days - 1)
+    dates = [first + timedelta(days=n) for n in range(days)]
+    series: dict[str, list[int]] = {}
+    rows = (
+        Memory.objects.filter(created_at__date__gte=first)
+        .order_by()
+        .values_list("created_at__date", "source_agent")
+        .annotate(n=Count("id"))
+        .values_list("created_at__date", "source_agent", "n")
+    )
+    for day, agent, n in rows:
+        if first <= day <= today:
+            series.setdefault(agent, [0] * days)[(day - first).days] += n
+    return dates, series
+
+
+HISTORY_HOPS = 50
+EDGE_LIMIT = 200
+
+
+def memory_history(memory: Memory, *, hops: int = HISTORY_HOPS) -> list[Memory]:
+    """The memory's versions, oldest first: what it replaced (following supersedes back) and what
+    replaced it (following supersedes forward), at most `hops` each way."""
+    older, cursor = [], memory
+    while cursor.supersedes_id is not None and len(older) < hops:
+        previous = Memory.objects.filter(pk=cursor.supersedes_id).first()
+        if previous is None or previous.pk == memory.pk or previous in older:
+            break
+        older.append(previous)
+        cursor = previous
+    newer, cursor = [], memory
+    while len(newer) < hops:
+        following = Memory.objects.filter(supersedes_id=cursor.pk).order_by("created_at", "id").first()
+        if following is None or following.pk == memory.pk or following in newer:
+            break
+        newer.append(following)
+        cursor = following
+    return [*reversed(older), memory, *newer]
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    relation: str
+    outgoing: bool
+    other: Memory
+    source_agent: str
+
+
+def memory_edges(memory: Memory, *, limit: int = EDGE_LIMIT) -> list[EdgeRow]:
+    """Edges from and to the memory, newest first, at most `limit` each way."""
+    out = MemoryEdge.objects.filter(src=memory).select_related("dst").order_by("-created_at")[:limit]
+    into = MemoryEdge.objects.filter(dst=memory).select_related("src").order_by("-created_at")[:limit]
+    return [EdgeRow(e.relation, True, e.dst, e.source_agent) for e in out] + [
+        EdgeRow(e.relation, False, e.src, e.source_agent) for e in into
+    ]

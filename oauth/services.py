@@ -5,6 +5,7 @@ passwords lock consent (and, later, the dashboard) for every worker and replica 
 committed even when the attempt fails.
 """
 
+import hashlib
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
@@ -122,6 +123,13 @@ def password_check(*, password: str, remote: str) -> None:
             failed = False
     if failed:
         raise AuthenticationFailed("wrong password")
+
+
+def owner_stamp() -> str:
+    """A short fingerprint of the current password hash (spec §1.16 OwnerStamp): a dashboard session
+    records it at login and ends when it differs, so a password change ends every session."""
+    hashed = Owner.objects.filter(id=1).values_list("password_hash", flat=True).first() or ""
+    return hashlib.sha256(hashed.encode()).digest()[:8].hex()
 
 
 def _verify(hashed: str, password: str) -> bool:

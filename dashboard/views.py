@@ -1,0 +1,407 @@
+"""The owner's pages (spec §1.17): thin views over the same services and selectors as the commands.
+
+Every change is a POST that ends in a redirect with a flash message (so a reload repeats nothing), and
+every change is attributed to the agent `kenfold-dashboard`. Memory text is only ever put into templates,
+which escape it.
+"""
+
+import uuid
+from math import ceil
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+
+from coderefs.selectors import memory_code_refs
+from consolidation import selectors as consolidation
+from consolidation import services as consolidating
+from consolidation.models import ProposalStatus
+from dashboard import charts, sessions
+from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
+from kenfold import clock
+from kenfold.caller import Caller
+from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
+from memories import keys, selectors, services
+from memories.models import MemoryType, Status
+from oauth.services import grant_list, grant_revoke
+
+ACTOR = "kenfold-dashboard"
+CALLER = Caller(agent=ACTOR)
+REVIEW_PAGE = 20
+LIST_PAGE = 50
+MAX_PAGE = 1000
+MAX_REASON = 500
+SIMILAR = 4
+DEFAULT_REJECT_REASON = "rejected in the dashboard"
+LIST_STATUSES = ("active", "proposed", "superseded", "deleted", "stale", "all")
+
+
+def _remote(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR", "") or "?"
+
+
+def _page(request: HttpRequest, template: str, context: dict, *, status: int = 200) -> HttpResponse:
+    session = request.dashboard_session
+    context = {
+        "csrf": session.csrf_token if session else "",
+        "flash": sessions.flash_take(session=session) if session else [],
+        "signed_in": session is not None,
+        "here": request.get_full_path(),
+        "pending_reviews": selectors.memory_review_count() if session else 0,
+    } | context
+    return render(request, f"dashboard/{template}", context, status=status)
+
+
+def _flash(request: HttpRequest, level: str, text: str) -> None:
+    sessions.flash_add(session=request.dashboard_session, level=level, text=text)
+
+
+def _back(request: HttpRequest, default: str) -> HttpResponse:
+    return HttpResponseRedirect(safe_next(request.POST.get("back") or default), status=303)
+
+
+def _reason(request: HttpRequest, default: str = "") -> str:
+    reason = (request.POST.get("reason") or "").strip() or default
+    if len(reason) > MAX_REASON:
+        raise InvalidInput(f"the reason is {len(reason)} characters; write at most {MAX_REASON}")
+    return reason
+
+
+def _page_number(request: HttpRequest) -> int:
+    raw = request.GET.get("page") or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise InvalidInput(f"page must be a number from 1 to {MAX_PAGE}")
+    return int(raw)
+
+
+# --- login ---------------------------------------------------------------------------------------------
+
+
+def login(request: HttpRequest) -> HttpResponse:
+    target = safe_next(request.POST.get("next") if request.method == "POST" else request.GET.get("next"))
+    if request.method == "GET":
+        if request.dashboard_session is not None:
+            return HttpResponseRedirect(target, status=303)
+        return _page(request, "login.html", {"next": target})
+    try:
+        token = sessions.session_login(password=request.POST.get("password", ""), remote=_remote(request))
+    except KenfoldError as exc:
+        return _page(
+            request,
+            "login.html",
+            {"next": target, "problem": exc.message[:1].upper() + exc.message[1:] + "."},
+            status=exc.status_code,
+        )
+    response = HttpResponseRedirect(target, status=303)
+    set_cookie(request, response, token)
+    return response
+
+
+def logout(request: HttpRequest) -> HttpResponse:
+    sessions.session_end(session=request.dashboard_session)
+    response = HttpResponseRedirect(PREFIX + "login", status=303)
+    clear_cookie(response)
+    return response
+
+
+# --- overview ------------------------------------------------------------------------------------------
+
+
+def overview(request: HttpRequest) -> HttpResponse:
+    dates, series = selectors.memory_writes_per_day(days=30)
+    return _page(
+        request,
+        "overview.html",
+        {
+            "overview": selectors.memory_overview(),
+            "extraction": selectors.extraction_counts(),
+            "keys": keys.api_key_list().count(),
+            "grants": len(grant_list()),
+            "pending_proposals": consolidation.proposal_counts().pending,
+            "chart": charts.writes_chart(dates, series),
+        },
+    )
+
+
+# --- review ----------------------------------------------------------------------------------------------
+
+
+def review(request: HttpRequest) -> HttpResponse:
+    scope = (request.GET.get("scope") or "").strip() or None
+    try:
+        page = _page_number(request)
+        total = selectors.memory_review_count(scope=scope)
+        items = selectors.memory_review_queue(
+            limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
+        )
+    except InvalidInput as exc:
+        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    return _page(
+        request,
+        "review.html",
+        {
+            "items": items,
+            "scope": scope or "",
+            "total": total,
+            "page": page,
+            "pages": max(1, ceil(total / REVIEW_PAGE)),
+            "previous": urlencode({"scope": scope or "", "page": page - 1}) if page > 1 else "",
+            "next": urlencode({"scope": scope or "", "page": page + 1}) if page * REVIEW_PAGE < total else "",
+            "reject_reason": DEFAULT_REJECT_REASON,
+        },
+    )
+
+
+def _pending(request: HttpRequest, memory_id: str):
+    """The proposed memory a review action is about, or None after flashing why there is nothing to do."""
+    try:
+        memory = selectors.memory_get(memory_id=memory_id)
+    except KenfoldError:
+        _flash(request, "error", "That memory no longer exists; nothing was changed.")
+        return None
+    if memory.status != Status.PROPOSED:
+        _flash(request, "error", f"Already decided: that memory is {memory.status} now; nothing was changed.")
+        return None
+    return memory
+
+
+def review_approve(request: HttpRequest, memory_id: str) -> HttpResponse:
+    if _pending(request, memory_id) is not None:
+        replaces = (request.POST.get("replaces") or "").strip() or None
+        try:
+            services.memory_approve(memory_id=memory_id, replaces=replaces, actor=ACTOR)
+        except KenfoldError as exc:
+            _flash(request, "error", exc.message)
+        else:
+            _flash(request, "ok", "Approved, replacing the similar memory." if replaces else "Approved.")
+    return _back(request, PREFIX + "review")
+
+
+def review_reject(request: HttpRequest, memory_id: str) -> HttpResponse:
+    if _pending(request, memory_id) is not None:
+        try:
+            reason = _reason(request, DEFAULT_REJECT_REASON)
+            services.memory_reject(memory_id=memory_id, reason=reason, actor=ACTOR)
+        except KenfoldError as exc:
+            _flash(request, "error", exc.message)
+        else:
+            _flash(request, "ok", "Rejected.")
+    return _back(request, PREFIX + "review")
+
+
+# --- memories --------------------------------------------------------------------------------------------
+
+
+def memories(request: HttpRequest) -> HttpResponse:
+    query = (request.GET.get("q") or "").strip()
+    scope = (request.GET.get("scope") or "").strip()
+    type_ = (request.GET.get("type") or "").strip()
+    status = (request.GET.get("status") or "active").strip()
+    context = {
+        "q": query,
+        "scope": scope,
+        "type": type_,
+        "status": status,
+        "types": MemoryType.values,
+        "statuses": LIST_STATUSES,
+    }
+    try:
+        if status not in LIST_STATUSES:
+            raise InvalidInput(f"status must be one of: {', '.join(LIST_STATUSES)}")
+        page = _page_number(request)
+        if query and status == "active":
+            results = selectors.memory_search_owner(query=query, scope=scope or None, type=type_ or None)
+            return _page(request, "memories.html", context | {"ranked": True, "results": results})
+        rows = list(
+            selectors.memory_list(
+                status=None if status in ("all", "stale") else status,
+                stale=status == "stale",
+                type=type_ or None,
+                scope=scope or None,
+                limit=LIST_PAGE + 1,
+                offset=(page - 1) * LIST_PAGE,
+            )
+        )
+    except InvalidInput as exc:
+        return _page(request, "memories.html", context | {"problem": exc.message, "rows": []}, status=400)
+    filters = {"q": query, "scope": scope, "type": type_, "status": status}
+    return _page(
+        request,
+        "memories.html",
+        context
+        | {
+            "rows": rows[:LIST_PAGE],
+            "page": page,
+            "previous": urlencode(filters | {"page": page - 1}) if page > 1 else "",
+            "next": urlencode(filters | {"page": page + 1})
+            if len(rows) > LIST_PAGE and page < MAX_PAGE
+            else "",
+            "search_ignored": bool(query),
+        },
+    )
+
+
+def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
+    try:
+        memory = selectors.memory_get(memory_id=memory_id)
+    except KenfoldError:
+        return _page(
+            request,
+            "error.html",
+            {"problem": "There is no memory with this id. Find it again from the memories page."},
+            status=404,
+        )
+    similar = []
+    if memory.status == Status.PROPOSED:
+        similar = selectors.review_item(memory, now=clock.now(), similar_limit=SIMILAR).similar
+    return _page(
+        request,
+        "memory.html",
+        {
+            "memory": memory,
+            "attrs": sorted((memory.attrs or {}).items()),
+            "refs": memory_code_refs(memory_id=memory.pk),
+            "history": selectors.memory_history(memory),
+            "edges": selectors.memory_edges(memory),
+            "similar": similar,
+        },
+    )
+
+
+def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
+    back = f"{PREFIX}memories/{memory_id}"
+    try:
+        memory = selectors.memory_get(memory_id=memory_id)
+        if memory.status == Status.DELETED:
+            _flash(request, "error", "Already forgotten; nothing was changed.")
+        else:
+            services.memory_forget(caller=CALLER, memory_id=memory_id, reason=_reason(request))
+            _flash(request, "ok", "Forgotten: agents no longer see this memory.")
+    except NotFound:
+        _flash(request, "error", "That memory no longer exists; nothing was changed.")
+        back = PREFIX + "memories"
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+    return HttpResponseRedirect(safe_next(back), status=303)
+
+
+# --- clients ---------------------------------------------------------------------------------------------
+
+
+def clients(request: HttpRequest) -> HttpResponse:
+    return _clients_page(request)
+
+
+def _clients_page(request: HttpRequest, **extra: object) -> HttpResponse:
+    status = 400 if extra.get("problem") else 200
+    context = {"keys": list(keys.api_key_list()), "grants": grant_list()} | extra
+    return _page(request, "clients.html", context, status=status)
+
+
+def key_create(request: HttpRequest) -> HttpResponse:
+    agent = (request.POST.get("agent") or "").strip()
+    access = request.POST.get("access")
+    if access not in ("read", "write"):
+        return _clients_page(request, problem="Choose read-only or read and write access.", agent=agent)
+    try:
+        key, raw = keys.api_key_create(agent=agent, read_only=access == "read")
+    except KenfoldError as exc:
+        return _clients_page(request, problem=exc.message, agent=agent)
+    # The key is shown on this response only (no-store, no redirect): only its hash is kept.
+    return _clients_page(request, created=key, raw_key=raw)
+
+
+def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+    try:
+        before = keys.api_key_list(include_revoked=True).filter(pk=key_id).first()
+        if before is None:
+            raise NotFound("That key no longer exists; nothing was changed.")
+        if before.revoked_at is not None:
+            _flash(request, "error", "Already revoked; nothing was changed.")
+        else:
+            key = keys.api_key_revoke(ident=str(before.pk))
+            _flash(request, "ok", f"Revoked the key {key.prefix}… of {key.agent}; it stops working now.")
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+    return HttpResponseRedirect(PREFIX + "clients", status=303)
+
+
+def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> HttpResponse:
+    try:
+        rows = [row for row in grant_list(include_revoked=True) if row.grant.pk == grant_id]
+        if not rows:
+            raise NotFound("That remote client no longer exists; nothing was changed.")
+        if rows[0].grant.revoked_at is not None:
+            _flash(request, "error", "Already revoked; nothing was changed.")
+        else:
+            grant_revoke(ident=str(grant_id))
+            _flash(request, "ok", f"Disconnected {rows[0].client_name}: its tokens stop working now.")
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+    return HttpResponseRedirect(PREFIX + "clients", status=303)
+
+
+# --- consolidation proposals -------------------------------------------------------------------------------
+
+PROPOSALS_PAGE = 20
+
+
+def proposals(request: HttpRequest) -> HttpResponse:
+    status = (request.GET.get("status") or ProposalStatus.PENDING).strip()
+    try:
+        page = _page_number(request)
+        if status not in ProposalStatus.values:
+            raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
+        rows = consolidation.proposal_list(
+            status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
+        )
+    except InvalidInput as exc:
+        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    return _page(
+        request,
+        "proposals.html",
+        {
+            "rows": rows[:PROPOSALS_PAGE],
+            "status": status,
+            "statuses": ProposalStatus.values,
+            "counts": consolidation.proposal_counts(),
+            "page": page,
+            "previous": urlencode({"status": status, "page": page - 1}) if page > 1 else "",
+            "next": urlencode({"status": status, "page": page + 1}) if len(rows) > PROPOSALS_PAGE else "",
+        },
+    )
+
+
+def _proposal_outcome(request: HttpRequest, action) -> HttpResponse:
+    try:
+        message = action()
+    except NotFound:
+        _flash(request, "error", "That proposal no longer exists; nothing was changed.")
+    except KenfoldError as exc:
+        text = exc.message
+        if "already decided" in text:
+            text = "Already decided: " + text
+        _flash(request, "error", text[:1].upper() + text[1:])
+    else:
+        _flash(request, "ok", message)
+    return _back(request, PREFIX + "proposals")
+
+
+def proposal_apply(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    def apply() -> str:
+        applied = consolidating.proposal_apply(proposal_id=proposal_id, actor=ACTOR)
+        return f"Applied: {len(applied.retired)} memor{'y' if len(applied.retired) == 1 else 'ies'} retired."
+
+    return _proposal_outcome(request, apply)
+
+
+def proposal_reject(request: HttpRequest, proposal_id: str) -> HttpResponse:
+    def reject() -> str:
+        consolidating.proposal_reject(proposal_id=proposal_id, actor=ACTOR, reason=_reason(request))
+        return "Rejected: these memories will not be proposed together again."
+
+    return _proposal_outcome(request, reject)
+
+
+def not_a_page(request: HttpRequest, rest: str = "") -> HttpResponse:
+    return plain(404, "Not Found: this dashboard page does not exist. Start at /dashboard/.")
