@@ -253,6 +253,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "memories",
     "coderefs",
+    "projectdocs",
     "oauth",
     "dashboard",
 ]
