@@ -17,6 +17,8 @@ DEFAULT_RELATION = "related"
 RELATION_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
 RELATION_RE = re.compile(RELATION_PATTERN)
 FILE_HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+# relates_to entries with these are patterns, which are never followed.
+GLOB_CHARS_RE = re.compile(r"[*?\[]")
 
 
 def is_doc_path(path: str) -> bool:
