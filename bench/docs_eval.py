@@ -38,7 +38,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--show-misses", action="store_true", help="print questions whose top 5 misses")
     parser.add_argument(
-        "--weights", help="try other ts_rank weights for D,C,B,A instead of FIELD_WEIGHTS, e.g. 0.1,0.2,0.4,1.0"
+        "--weights",
+        help="try other ts_rank weights for D,C,B,A instead of FIELD_WEIGHTS, e.g. 0.1,0.2,0.4,1.0",
     )
     return parser.parse_args()
 

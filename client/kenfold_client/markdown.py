@@ -400,27 +400,38 @@ def _cut_long(block: _Block) -> list[_Block]:
 
 
 def _merge_small(pieces: list[tuple[tuple[str, ...], list[_Block]]]) -> list[Chunk]:
-    """Chunks from pieces; a piece with little text of its own joins the one before it (or after it)."""
+    """Chunks from pieces; a piece with little text of its own joins the one before it, or the first
+    one after it (under the headings they share; a preamble takes the section's)."""
     chunks: list[Chunk] = []
-    carry: list[_Block] = []
+    carry: tuple[tuple[str, ...], list[_Block]] | None = None
     for path, blocks in pieces:
-        blocks = carry + blocks
-        carry = []
-        small = _own_chars(blocks) < MIN_SECTION_CHARS
+        if carry is not None:
+            carried_path, carried = carry
+            blocks = carried + blocks
+            if carried_path:
+                path = _common_prefix(carried_path, path)
+            carry = None
+        minimum = MIN_SECTION_CHARS if path else MIN_PREAMBLE_CHARS
+        small = _own_chars(blocks) < minimum
         if small and chunks and len(chunks[-1].content) + _size(blocks) <= MAX_CHUNK_CHARS:
             last = chunks[-1]
             chunks[-1] = Chunk(last.heading_path, last.content + "\n\n" + _join(blocks))
         elif small and not chunks:
-            carry = blocks
+            carry = (path, blocks)
         else:
             chunks.append(Chunk(path, _join(blocks)))
-    if carry:
-        if chunks:
-            first = chunks[0]
-            chunks[0] = Chunk(first.heading_path, _join(carry) + "\n\n" + first.content)
-        elif _own_chars(carry) or any(block.level for block in carry):
-            chunks.append(Chunk((), _join(carry)))
+    if carry is not None and (_own_chars(carry[1]) or any(block.level for block in carry[1])):
+        chunks.append(Chunk(carry[0], _join(carry[1])))
     return [chunk for chunk in chunks if chunk.content.strip()]
+
+
+def _common_prefix(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    shared = []
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            break
+        shared.append(a)
+    return tuple(shared)
 
 
 def _join(blocks: list[_Block]) -> str:

@@ -2,9 +2,8 @@
 
 Both search vectors become the memory's text (weight D, as before) followed by, for a doc chunk
 (attrs.kind = "doc"), its page's title and heading path (A), tags, aliases and answers (B) and
-description (C). ts_rank's default weights (D 0.1, C 0.2, B 0.4, A 1.0) then rank a word of a heading ten
-times a word of the body. Other memories have no such fields: their vectors, and their ranking, are
-unchanged. A generated column's expression cannot be altered, so both columns and their indexes are
+description (C); the lexical ranking weighs the parts with memories.search.FIELD_WEIGHTS. Other
+memories have no such fields: their vectors, and their ranking, are unchanged. A generated column's expression cannot be altered, so both columns and their indexes are
 dropped and added again (the table is rewritten once: about a second per 10,000 memories).
 """
 

@@ -85,7 +85,8 @@ Pages go to the on-call engineer through the pager; warnings only reach the team
 The primary on-call engineer first, then the secondary after fifteen minutes without an acknowledgement.
 """
 
-MIGRATIONS = """---
+MIGRATIONS = (
+    """---
 title: Schema migrations
 tags: [database, migrations]
 ---
@@ -97,7 +98,10 @@ Every schema change ships as a reversible migration, reviewed by a second engine
 
 Migrations run shard by shard before the new image starts; the whole run is below.
 
-""" + CODE + "\n"
+"""
+    + CODE
+    + "\n"
+)
 
 SETTLEMENT_KO = """---
 title: 정산 주기
