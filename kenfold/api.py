@@ -132,3 +132,4 @@ def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
 
 
 api.add_router("/refs", "coderefs.api.router")
+api.add_router("/docs", "projectdocs.api.router")

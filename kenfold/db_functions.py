@@ -53,3 +53,20 @@ class EnglishTsVector(models.Func):
         "'([a-z])([A-Z])', '\\1 \\2', 'g'), '[_./]', ' ', 'g'))"
     )
     output_field = models.TextField()
+
+
+class SearchTsVector(models.Func):
+    """The `simple` search vector of a memory: its text, plus (for a doc chunk) the page's title and
+    headings weighted A, tags, aliases and answers weighted B, and its description weighted C
+    (kenfold_search_tsv, migration memories.0011). Body text keeps the default weight D, so every other
+    memory ranks as before."""
+
+    template = "kenfold_search_tsv(%(expressions)s)"
+    output_field = models.TextField()
+
+
+class EnglishSearchTsVector(models.Func):
+    """The stemmed English search vector, weighted as SearchTsVector (kenfold_search_tsv_en)."""
+
+    template = "kenfold_search_tsv_en(%(expressions)s)"
+    output_field = models.TextField()

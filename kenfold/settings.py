@@ -269,6 +269,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "memories",
     "coderefs",
+    "projectdocs",
     "oauth",
     "dashboard",
     "consolidation",

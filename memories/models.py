@@ -13,7 +13,7 @@ from django.db.models import F, Q
 from django.db.models.functions import MD5, Now
 from pgvector.django import VectorField
 
-from kenfold.db_functions import ContentKey, EnglishTsVector, SimpleTsVector, UUIDv7
+from kenfold.db_functions import ContentKey, EnglishSearchTsVector, SearchTsVector, UUIDv7
 from kenfold_common.identity import AGENT_NAME_PATTERN
 
 
@@ -105,12 +105,14 @@ class Memory(models.Model):
     updated_at = models.DateTimeField(db_default=Now())
 
     content_tsv = models.GeneratedField(
-        expression=SimpleTsVector(F("content")), output_field=SearchVectorField(), db_persist=True
+        expression=SearchTsVector(F("content"), F("attrs")), output_field=SearchVectorField(), db_persist=True
     )
     # Stemmed English with identifiers split: finds `retry` for `retries`, `refresh session` for
     # `refreshSession`. The `simple` vector above keeps exact words, paths and Korean.
     content_tsv_en = models.GeneratedField(
-        expression=EnglishTsVector(F("content")), output_field=SearchVectorField(), db_persist=True
+        expression=EnglishSearchTsVector(F("content"), F("attrs")),
+        output_field=SearchVectorField(),
+        db_persist=True,
     )
     content_key = models.GeneratedField(
         expression=ContentKey(F("content")), output_field=models.TextField(), db_persist=True

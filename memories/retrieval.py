@@ -89,6 +89,7 @@ class SearchOptions:
     recency: bool = True
     staleness: bool = True
     rerank: bool = True
+    field_weights: bool = True
     now: datetime | None = None
 
 
@@ -196,7 +197,9 @@ def retrieve(
             _VECTOR_THREADS.submit(_vector_ranking_in_thread, embedder=embedder, **arguments)
             for embedder, _weight in weighted
         ]
-    lexical = search.lexical_search(query=query, scopes=scopes, types=types, now=now, limit=depth)
+    lexical = search.lexical_search(
+        query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
+    )
     rankings = [(lexical, 1.0)]
     for index, (embedder, weight) in enumerate(weighted):
         nearest = futures[index].result() if concurrent else _vector_ranking(embedder=embedder, **arguments)
@@ -214,7 +217,14 @@ def retrieve(
     if feedback and config["feedback_weight"] > 0:
         expansion = _feedback_query(query, fused)
         if expansion:
-            hits = search.lexical_search(query=expansion, scopes=scopes, types=types, now=now, limit=depth)
+            hits = search.lexical_search(
+                query=expansion,
+                scopes=scopes,
+                types=types,
+                now=now,
+                limit=depth,
+                field_weights=options.field_weights,
+            )
             rankings.append((hits, config["feedback_weight"]))
             fused = fuse(rankings, k=config["rrf_k"])
 

@@ -16,6 +16,7 @@ from psycopg.errors import QueryCanceled
 
 from memories.lexical import build_query, word_term
 from memories.models import served_sql
+from memories.presenters import DOC_RELATION_PREFIX
 
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
 # dev.json full-text R@5 0.817 → 0.812, LoCoMo R@10 0.693 → 0.689 (2026-11-30).
@@ -33,6 +34,16 @@ LEXICAL_CANDIDATES = 300
 # cover every memory.
 RECENT_WINDOW = 1000
 TRIGRAM_SIMILAR_BUDGET_MS = 100
+# ts_rank's weights of the vectors' D, C, B and A parts (its defaults are 0.1, 0.2, 0.4, 1.0). Body text is
+# D; a doc section's title and headings are A, its tags, aliases and answers B, its description C
+# (migration memories.0011). Milder than kenso's column weights (10x for a title): a page's title, tags and
+# aliases are copied onto each of its sections, so strong weights rank the page's other sections, and pages
+# whose fields share a stem with the question ("production" -> "product"), above the section that answers.
+# On bench/docs_eval.py without vectors (52 questions, 60 sections; 2026-12-02): unweighted R@5 0.962 MRR
+# 0.893; ts_rank's defaults R@5 0.962 MRR 0.810; these R@5 0.981 MRR 0.904 (chosen on that same set).
+# UNWEIGHTED counts every part as body text: the evaluation's baseline.
+FIELD_WEIGHTS = [0.1, 0.12, 0.15, 0.2]
+UNWEIGHTED = [0.1, 0.1, 0.1, 0.1]
 
 log = logging.getLogger(__name__)
 
@@ -152,14 +163,20 @@ def _matches(terms: list[_Term], alias: str, name: str, params: dict) -> str:
 def _plain_rank(alias: str, name: str, params: dict) -> str:
     """ts_rank of memory `alias` against the tsqueries `_matches` put in `params` under `name`."""
     return " + ".join(
-        f"ts_rank({alias}.{column}, to_tsquery('{config}', %({name}_{config})s), %(norm)s)"
+        f"ts_rank(%(weights)s::float4[], {alias}.{column}, to_tsquery('{config}', %({name}_{config})s), %(norm)s)"
         for _english, column, config in _VECTORS
         if f"{name}_{config}" in params
     )
 
 
 def lexical_search(
-    *, query: str, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+    *,
+    query: str,
+    scopes: Sequence[str],
+    types: Sequence[str] | None,
+    now: datetime,
+    limit: int,
+    field_weights: bool = True,
 ) -> list[UUID]:
     """Served memories of `scopes` matching any term of `query`, best first.
 
@@ -186,6 +203,7 @@ def lexical_search(
     rare = [term for term in terms if term.df < COMMON_DF]
     params: dict = {
         "norm": LEXICAL_RANK_NORMALIZATION,
+        "weights": FIELD_WEIGHTS if field_weights else UNWEIGHTED,
         "now": now,
         "scopes": list(scopes),
         "types": list(types or []),
@@ -232,7 +250,8 @@ def lexical_search(
             {union}
         )
         SELECT m.id,
-               (SELECT sum(w.idf * ts_rank(CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END,
+               (SELECT sum(w.idf * ts_rank(%(weights)s::float4[],
+                                           CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END,
                                            w.q, %(norm)s))
                 FROM weighted w) AS score
         FROM candidates c JOIN memory m ON m.id = c.id
@@ -470,3 +489,43 @@ def live_similar(
         )
         found += [mid for mid, distance in nearest if distance <= max_distance and mid not in found]
     return found
+
+
+@dataclass(frozen=True)
+class DocLink:
+    """A `relates_to` edge between two served doc pages of one scope (chunk edges folded to pages)."""
+
+    source: str
+    relation: str
+    target: str
+    source_title: str | None
+    target_title: str | None
+
+
+def doc_links(*, scope: str, paths: Sequence[str], now: datetime) -> list[DocLink]:
+    """The `relates_to` links from or to the pages `paths` of `scope`, between served chunks only (a
+    retired page links nowhere)."""
+    if not paths:
+        return []
+    sql = f"""
+        SELECT DISTINCT s.attrs->>'path', substr(e.relation, %(cut)s), d.attrs->>'path',
+               s.attrs->>'title', d.attrs->>'title'
+        FROM memory_edge e
+             JOIN memory s ON s.id = e.src_id
+             JOIN memory d ON d.id = e.dst_id
+        WHERE e.relation LIKE %(prefix)s
+          AND s.scope = %(scope)s AND d.scope = %(scope)s
+          AND {served_sql("s")} AND {served_sql("d")}
+          AND (s.attrs->>'path' = ANY(%(paths)s) OR d.attrs->>'path' = ANY(%(paths)s))
+        ORDER BY 1, 2, 3
+    """
+    params = {
+        "cut": len(DOC_RELATION_PREFIX) + 1,
+        "prefix": DOC_RELATION_PREFIX + "%",
+        "scope": scope,
+        "paths": list(paths),
+        "now": now,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [DocLink(*row) for row in cursor.fetchall()]

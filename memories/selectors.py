@@ -18,9 +18,9 @@ from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_ow
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, search
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
-from memories.presenters import HANDOFF_KIND, memory_view
+from memories.presenters import DOC_KIND, HANDOFF_KIND, memory_view
 from memories.retrieval import SearchOptions, retrieve
-from memories.schemas import GetContextOutput, MemoryView, RecallOutput
+from memories.schemas import GetContextOutput, MemoryView, RecallOutput, RelatedDoc
 from memories.services import parse_memory_id
 
 MAX_QUERY_CHARS = 2000
@@ -33,6 +33,7 @@ MAX_BUDGET_TOKENS = 32000
 RECENT_SESSIONS = 3
 RECENT_CONTENT_CHARS = 800
 SECTION_LIMIT = 50
+MAX_RELATED_DEPTH = 3
 
 
 def read_scopes(project: str | None) -> list[str]:
@@ -74,22 +75,65 @@ def memory_recall(
     types: list[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
+    related_depth: int | None = None,
     options: SearchOptions | None = None,
 ) -> RecallOutput:
     """Search memory in natural language; the project's and user-wide memories, best first.
 
-    `options` switches pipeline stages off for the evaluation harness; agents always get the full pipeline.
+    With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
+    `relates_to`, up to that many hops. `options` switches pipeline stages off for the evaluation
+    harness; agents always get the full pipeline.
     """
     cleaned = _clean_query(query, field="query", required=True)
-    return RecallOutput(
-        memories=retrieve(
-            query=cleaned,
-            scopes=read_scopes(project),
-            types=_types(types),
-            limit=_limit(limit),
-            options=options,
-        )
+    if related_depth is not None and not 0 <= related_depth <= MAX_RELATED_DEPTH:
+        raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
+    views = retrieve(
+        query=cleaned, scopes=read_scopes(project), types=_types(types), limit=_limit(limit), options=options
     )
+    if related_depth:
+        _attach_related(views, depth=related_depth)
+    return RecallOutput(memories=views)
+
+
+def _attach_related(views: list[MemoryView], *, depth: int) -> None:
+    """Fill `related` of doc sections: the pages linked to theirs, breadth first, each page once (so a
+    cycle of links ends), nearest first."""
+    now = clock.now()
+    walked: dict[tuple[str, str], list[RelatedDoc]] = {}
+    for view in views:
+        if view.path is None:
+            continue
+        key = (view.scope, view.path)
+        if key not in walked:
+            walked[key] = related_docs(scope=view.scope, path=view.path, depth=depth, now=now)
+        view.related = walked[key]
+
+
+def related_docs(*, scope: str, path: str, depth: int, now: datetime) -> list[RelatedDoc]:
+    """Pages linked to page `path` of `scope` through `relates_to`, up to `depth` hops, in either
+    direction; each page is reported once, at its smallest depth."""
+    seen = {path}
+    frontier = {path}
+    found: list[RelatedDoc] = []
+    for hop in range(1, depth + 1):
+        reached: set[str] = set()
+        for link in search.doc_links(scope=scope, paths=sorted(frontier), now=now):
+            for near, far, title, direction in (
+                (link.source, link.target, link.target_title, "outgoing"),
+                (link.target, link.source, link.source_title, "incoming"),
+            ):
+                if near in frontier and far not in seen:
+                    found.append(
+                        RelatedDoc(
+                            path=far, title=title, relation=link.relation, direction=direction, depth=hop
+                        )
+                    )
+                    reached.add(far)
+        if not reached:
+            break
+        seen |= reached
+        frontier = reached
+    return found
 
 
 def estimate_tokens(view: MemoryView) -> int:
@@ -180,9 +224,12 @@ def context_get(
         relevant=[],
     )
     if scope != USER_SCOPE:
-        rules = served.filter(scope=scope, type=MemoryType.PROJECT).order_by("-created_at", "-id")[
-            :SECTION_LIMIT
-        ]
+        # Doc sections are project memories too, but not rules: they reach `relevant` by the task.
+        rules = (
+            served.filter(scope=scope, type=MemoryType.PROJECT)
+            .exclude(attrs__kind=DOC_KIND)
+            .order_by("-created_at", "-id")[:SECTION_LIMIT]
+        )
         rule_views = extensions.views_presented([memory_view(m) for m in rules])
         # Rules about code that is gone or changed come last: they may no longer hold.
         rule_views.sort(key=lambda view: bool(view.stale))

@@ -22,7 +22,8 @@ from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions, providers, search
 from memories.classification import classify_enabled, classify_type
-from memories.embedding_store import embed_now
+from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
+from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
@@ -388,6 +389,36 @@ def _embed_committed(memory: Memory) -> tuple[str, list[float]] | None:
         if index == 0 and vector is not None:
             primary = (embedder.name, vector)
     return primary
+
+
+def embed_committed_batch(memories: list[Memory]) -> None:
+    """Embed memories whose write has committed (a docs sync's new sections), in batches, with every
+    configured model. Best effort, like a remember's embedding: a failing model is logged and the
+    periodic backfill embeds what is missing."""
+    if not memories:
+        return
+    try:
+        embedders = providers.embedders()
+    except Exception:
+        log.warning("loading the embedders failed; the backfill embeds the memories", exc_info=True)
+        return
+    for embedder in embedders:
+        for start in range(0, len(memories), EMBED_BATCH):
+            batch = memories[start : start + EMBED_BATCH]
+            try:
+                vectors = embedder.embed([memory.content for memory in batch], timeout=BACKFILL_TIMEOUT)
+                with transaction.atomic():
+                    store_vectors(
+                        model=embedder.name,
+                        items=[(m.id, m.content, v) for m, v in zip(batch, vectors, strict=True)],
+                    )
+            except Exception:
+                log.warning(
+                    "embedding new memories failed; the backfill embeds them",
+                    exc_info=True,
+                    extra={"model": embedder.name},
+                )
+                break
 
 
 # --- handoff / resume -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync`` and ``kenfold hook``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``
+and ``kenfold hook``.
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
 stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold hook`` itself always exits
@@ -8,9 +9,12 @@ stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kenfold_client import git
+from kenfold_client.docs import default_selection, docs_sync
+from kenfold_client.docs_lint import format_report, lint_folder
 from kenfold_client.errors import ClientError, UsageError
 from kenfold_client.hook import (
     DEFAULT_CLIENT_NAME,
@@ -57,7 +61,120 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_options(sync)
     sync.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_hook_parsers(commands)
+    _add_docs_parsers(commands)
     return parser
+
+
+def _add_docs_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    docs = commands.add_parser(
+        "docs", help="the project's Markdown docs as memory", description="A project's docs as memory."
+    )
+    docs_commands = docs.add_subparsers(dest="docs_command", metavar="COMMAND", required=True)
+    sync = docs_commands.add_parser(
+        "sync",
+        help="send the checkout's changed Markdown pages to the server, retire deleted ones",
+        description=(
+            "Read the Markdown docs at HEAD (by default docs/**/*.md and README.md), cut them into "
+            "sections by heading, and send the pages whose SHA-256 changed to the Kenfold server, where "
+            "agents find them with recall and get_context. Pages gone from HEAD are retired. Run it from "
+            "a git post-commit hook to keep the docs current."
+        ),
+    )
+    lint = docs_commands.add_parser(
+        "lint",
+        help="report what keeps agents from finding the docs (score per page; exit 1 on errors)",
+        description=(
+            "Check the Markdown docs on disk for what hurts retrieval: pages too short, relates_to links "
+            "to missing pages, sections merged away by chunking, generic headings, missing title or tags. "
+            "Each page scores 0-100; any error exits 1."
+        ),
+    )
+    for command in (sync, lint):
+        command.add_argument(
+            "--dir",
+            type=Path,
+            help="the docs folder (default: docs/ and README.md of the checkout containing .)",
+        )
+        command.add_argument(
+            "--glob", help="which files under --dir, such as 'guides/*.md' (default: '**/*.md')"
+        )
+        command.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_server_options(sync)
+    sync.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+
+def _docs(arguments: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if arguments.dir is not None and not arguments.dir.is_dir():
+        parser.error(f"--dir {arguments.dir} is not a directory")
+    start = arguments.dir or Path.cwd()
+    try:
+        repo = git.toplevel(start)
+        if arguments.docs_command == "lint":
+            return _docs_lint(arguments, repo=repo, start=start)
+        folder = None
+        if arguments.dir is not None and repo is not None:
+            folder = arguments.dir.resolve().relative_to(repo.resolve()).as_posix().removeprefix(".")
+        mcp_url = arguments.url or mcp_url_from_environment()
+        api_key = read_api_key(key_file=arguments.key_file, key_env=arguments.key_env)
+        with KenfoldApi(mcp_url=mcp_url, api_key=api_key) as api:
+            outcome = docs_sync(
+                directory=start, api=api, folder=folder, glob=arguments.glob, progress=_progress_bar()
+            )
+    except ClientError as error:
+        print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)
+        return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILURE
+    if arguments.json:
+        print(
+            json.dumps(
+                {
+                    "project": outcome.project,
+                    **outcome.counts,
+                    "sent": outcome.sent,
+                    "deleted": outcome.deleted,
+                    "refused": outcome.refused,
+                },
+                ensure_ascii=False,
+            )
+        )
+    elif not arguments.quiet or outcome.refused:
+        print(for_terminal(outcome.summary))
+    return EXIT_FAILURE if outcome.refused else 0
+
+
+def _docs_lint(arguments: argparse.Namespace, *, repo: Path | None, start: Path) -> int:
+    if repo is None:
+        # Outside a checkout: any folder of Markdown.
+        root, selection = start, default_selection("", arguments.glob)
+    else:
+        folder = None
+        if arguments.dir is not None:
+            folder = arguments.dir.resolve().relative_to(repo.resolve()).as_posix().removeprefix(".")
+        root, selection = repo, default_selection(folder, arguments.glob)
+    report = lint_folder(root=root, selection=selection)
+    if arguments.json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        print(for_terminal(format_report(report)))
+    return EXIT_FAILURE if report.errors else 0
+
+
+def _progress_bar() -> "Callable[[int, int], None] | None":
+    """A one-line progress report on stderr, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total > 1:
+            width = 30
+            filled = width * done // total
+            end = "\n" if done == total else ""
+            print(
+                f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} requests",
+                end=end,
+                file=sys.stderr,
+            )
+
+    return show
 
 
 def _add_server_options(parser: argparse.ArgumentParser) -> None:
@@ -140,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if arguments.command == "hook":
         return _hook(arguments)
+    if arguments.command == "docs":
+        return _docs(arguments, parser)
     if not arguments.dir.is_dir():
         parser.error(f"--dir {arguments.dir} is not a directory")
     try:

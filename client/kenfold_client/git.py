@@ -199,3 +199,17 @@ def files_containing_word(
     return [
         entry.removeprefix(prefix) for entry in output.decode(errors="surrogateescape").split("\0") if entry
     ]
+
+
+def files_at(repo: Path, commit: str, *, timeout: float = GIT_TIMEOUT_SECONDS) -> dict[str, Blob]:
+    """Every regular file of ``commit`` (recursively) with its blob."""
+    output = _git(repo, "ls-tree", "-r", "-l", "-z", commit, timeout=timeout).stdout
+    blobs: dict[str, Blob] = {}
+    for entry in output.decode(errors="surrogateescape").split("\0"):
+        if not entry:
+            continue
+        info, _, path = entry.partition("\t")
+        _mode, kind, oid, size = info.split()
+        if kind == "blob":
+            blobs[path] = Blob(oid=oid, size=int(size))
+    return blobs

@@ -17,6 +17,8 @@ from kenfold_common.env import ConfigError, env_url
 
 DEFAULT_MCP_URL = "http://127.0.0.1:7077/mcp"
 HTTP_TIMEOUT_SECONDS = 15.0
+# A docs sync stores and embeds up to a few hundred sections per request.
+SYNC_TIMEOUT_SECONDS = 120.0
 API_KEY_VARIABLE = "KENFOLD_API_KEY"
 _MAX_REDIRECTS = 5
 
@@ -101,6 +103,32 @@ class KenfoldApi:
         """Report check results; the server answers with counts (`updated`, `anchored`, `states`, ...)."""
         payload = {"project": project, "commit": commit, "results": results}
         return self._send("POST", "refs/check", payload=payload, timeout=timeout)
+
+    def docs_files(self, *, project: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> list[dict[str, Any]]:
+        """The pages of ``project`` the server holds: each a dict with `path` and `file_hash`."""
+        body = self._send("GET", "docs/files", params={"project": project}, timeout=timeout)
+        files = body.get("files")
+        if not isinstance(files, list):
+            raise ServerError("the server's answer to GET /docs/files has no list of files", status_code=200)
+        return [
+            item
+            for item in files
+            if isinstance(item, dict)
+            and isinstance(item.get("path"), str)
+            and isinstance(item.get("file_hash"), str)
+        ]
+
+    def docs_sync(
+        self,
+        *,
+        project: str,
+        files: list[dict[str, Any]],
+        deleted: list[str],
+        timeout: float = SYNC_TIMEOUT_SECONDS,
+    ) -> dict[str, Any]:
+        """Send changed pages and deleted paths; the server answers with counts and refused pages."""
+        payload = {"project": project, "files": files, "deleted": deleted}
+        return self._send("POST", "docs/sync", payload=payload, timeout=timeout)
 
     def _send(
         self,

@@ -1,0 +1,28 @@
+"""Reads of a project's docs: which pages the server holds, so a sync sends only what changed."""
+
+from collections import Counter
+
+from memories.models import Memory, MemoryType, Status
+from memories.presenters import DOC_KIND
+from projectdocs.schemas import DocFilesOutput, DocFileState
+from projectdocs.services import docs_scope
+
+
+def docs_files(*, project: str | None) -> DocFilesOutput:
+    """Each page of the project's served docs with the hash of the file it was synced from."""
+    scope = docs_scope(project)
+    rows = (
+        Memory.objects.filter(
+            scope=scope, type=MemoryType.PROJECT, status=Status.ACTIVE, attrs__kind=DOC_KIND
+        )
+        .values_list("attrs__path", "attrs__file_hash")
+        .order_by("attrs__path")
+    )
+    sections = Counter(rows)
+    return DocFilesOutput(
+        scope=scope,
+        files=[
+            DocFileState(path=path, file_hash=file_hash, sections=count)
+            for (path, file_hash), count in sections.items()
+        ],
+    )
