@@ -63,7 +63,9 @@ class MemoryRef(BaseModel):
 
     id: str
     content_hash: str
-    changed: Literal[False] = False
+    # Said only where the caller asked (load by ids with known_hashes); in get_context a reference is
+    # always unchanged, and the field would cost every reference 16 bytes.
+    changed: Literal[False] | None = None
 
 
 # A full view, or a reference to one the caller holds (delta get_context, load by ids with known_hashes).

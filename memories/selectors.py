@@ -148,7 +148,7 @@ def memories_load(
     for view in views:
         current = view_hash(view)
         if known.get(view.id) == current:
-            memories.append(MemoryRef(id=view.id, content_hash=current))
+            memories.append(MemoryRef(id=view.id, content_hash=current, changed=False))
             continue
         view.content_hash = current
         view.changed = True if view.id in known else None

@@ -221,7 +221,7 @@ def test_load_with_known_hashes_returns_unchanged_ones_as_references() -> None:
     Memory.objects.filter(pk=other).update(code_state="changed")
 
     again = load(ids=[rule, other], known_hashes=hashes)
-    assert again.memories[0] == MemoryRef(id=rule, content_hash=hashes[rule])
+    assert again.memories[0] == MemoryRef(id=rule, content_hash=hashes[rule], changed=False)
     assert again.memories[0].changed is False
     fresh = again.memories[1]
     assert isinstance(fresh, MemoryView) and fresh.changed is True and fresh.content_hash != hashes[other]
