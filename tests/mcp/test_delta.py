@@ -7,6 +7,7 @@ import pytest
 from mcp import Client
 
 from .support import AGENT_A, AGENT_B, MODES, KenfoldServer, call, call_error, mcp_client
+from .test_stdio import stdio_session
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +108,15 @@ async def test_changes_since_the_state_and_exact_load(server: KenfoldServer) -> 
         )
         assert "another project" in message
         assert "either query" in await call_error(agent, "recall", query="money", ids=[kept])
+
+
+async def test_a_state_from_an_http_session_works_over_stdio(server: KenfoldServer) -> None:
+    """The state is carried by the caller and checked against the database, so any transport honours it."""
+    project = "github.com/acme/delta-stdio"
+    async with mcp_client(server.url, key=server.keys[AGENT_A]) as agent:
+        rule = (await call(agent, "remember", content=RULES[3], project=project))["id"]
+        first, _ = await get_context(agent, project=project)
+    async with stdio_session(server, mode="auto") as local:
+        second = await call(local, "get_context", project=project, state=first["state"])
+    assert second["project"] == [{"id": rule, "content_hash": first["project"][0]["content_hash"]}]
+    assert second["removed"] == []
