@@ -4,6 +4,7 @@ Every invariant that must hold for any writer is a database constraint, not only
 the server is not the only thing that ever writes to this database (imports, psql, future workers).
 """
 
+import uuid
 from datetime import datetime
 
 from django.contrib.postgres.indexes import GinIndex
@@ -332,3 +333,28 @@ class Extraction(models.Model):
                 fields=["next_attempt_at"], condition=Q(status="failed"), name="extraction_retry_due"
             )
         ]
+
+
+class ContextSnapshot(models.Model):
+    """What one get_context answer left the agent holding: memory id → hash of the view it holds.
+
+    The agent carries only a signed reference to this row (the opaque `state`), so a state stays about
+    forty characters however much it stands for, and any replica can read it. Rows are never updated: a
+    delta call writes a new snapshot, so retrying with an older state still means what it meant. They
+    expire (memories.delta.STATE_TTL) and are pruned as new ones are written.
+    """
+
+    # Random, not time-ordered: a state names its row, and ids of other callers' rows must not be guessable.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The scope the answer was assembled for (its read scopes follow from it); a state answers only there.
+    scope = models.TextField()
+    held = models.JSONField(default=dict)
+    created_at = models.DateTimeField(db_default=Now())
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "context_snapshot"
+        constraints = [
+            models.CheckConstraint(condition=~Q(scope=""), name="context_snapshot_scope_not_empty"),
+        ]
+        indexes = [models.Index(fields=["expires_at"], name="context_snapshot_expires_at")]

@@ -1,7 +1,17 @@
 """Turning Memory rows into the MemoryView that every surface returns."""
 
+import hashlib
+import json
+
 from memories.models import Memory, MemoryType
 from memories.schemas import MemoryView
+
+# Hex digits of SHA-256 kept in a content hash: 64 bits tell versions of one memory apart, and a
+# reference stays short (it is what a delta get_context sends instead of the text).
+CONTENT_HASH_DIGITS = 16
+# What a view carries that is not part of the memory as the caller holds it: a search score differs
+# per query, and the hash and change flag describe the view itself.
+_NOT_HASHED = frozenset({"score", "content_hash", "changed"})
 
 HANDOFF_KIND = "handoff"
 # A section of a project's documentation, stored by `kenfold docs sync` (projectdocs): attrs carry its
@@ -40,3 +50,15 @@ def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
         # Any code state is stale: a changed file alone never sets one (coderefs decides).
         stale=True if memory.code_state else None,
     )
+
+
+def view_hash(view: MemoryView) -> str:
+    """The hash of exactly what a view shows (content as sent, next steps, code states, staleness).
+
+    A memory's content never changes under its id (a correction supersedes it), but what a view says
+    about it can: its code went stale, a handoff was resumed, a session summary was cut to fit. Any of
+    these changes the hash, so a caller holding the older view gets the new one in full.
+    """
+    shown = view.model_dump(mode="json", exclude=set(_NOT_HASHED), exclude_none=True)
+    canonical = json.dumps(shown, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:CONTENT_HASH_DIGITS]

@@ -65,6 +65,28 @@ class MemoryView(BaseModel):
     related: list[RelatedDoc] | None = Field(
         None, description="doc sections only, with recall's related_depth: pages linked by relates_to"
     )
+    content_hash: str | None = Field(
+        None, description="get_context and load by ids: identifies exactly this view of the memory"
+    )
+    changed: bool | None = Field(
+        None, description="load by ids with known_hashes: true when your copy is outdated"
+    )
+
+
+class MemoryRef(BaseModel):
+    """A memory the caller already holds, unchanged: only its id and the hash of the text it holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    content_hash: str
+    # Said only where the caller asked (load by ids with known_hashes); in get_context a reference is
+    # always unchanged, and the field would cost every reference 16 bytes.
+    changed: Literal[False] | None = None
+
+
+# A full view, or a reference to one the caller holds (delta get_context, load by ids with known_hashes).
+MemoryItem = MemoryView | MemoryRef
 
 
 class RememberOutput(BaseModel):
@@ -78,18 +100,25 @@ class RememberOutput(BaseModel):
 
 
 class RecallOutput(BaseModel):
-    memories: list[MemoryView]
+    memories: list[MemoryItem]
+    missing: list[str] | None = Field(
+        None, description="load by ids: requested ids that are not served (unknown, retired or expired)"
+    )
 
 
 class GetContextOutput(BaseModel):
-    preferences: list[MemoryView]
-    handoff: MemoryView | None = None
-    recent: list[MemoryView]
-    project: list[MemoryView]
-    relevant: list[MemoryView]
+    preferences: list[MemoryItem]
+    handoff: MemoryItem | None = None
+    recent: list[MemoryItem]
+    project: list[MemoryItem]
+    relevant: list[MemoryItem]
     truncated: bool | None = Field(
         None, description="some memories did not fit the budget; use recall for more"
     )
+    removed: list[str] | None = Field(
+        None, description="with state: ids you hold that were superseded, forgotten or expired since"
+    )
+    state: str | None = Field(None, description="pass it to the next get_context to get only what changed")
 
 
 class HandoffOutput(BaseModel):

@@ -18,9 +18,9 @@ from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_ow
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, search
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
-from memories.presenters import DOC_KIND, HANDOFF_KIND, memory_view
+from memories.presenters import DOC_KIND, HANDOFF_KIND, memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
-from memories.schemas import GetContextOutput, MemoryView, RecallOutput, RelatedDoc
+from memories.schemas import GetContextOutput, MemoryItem, MemoryRef, MemoryView, RecallOutput, RelatedDoc
 from memories.services import parse_memory_id
 
 MAX_QUERY_CHARS = 2000
@@ -34,6 +34,21 @@ RECENT_SESSIONS = 3
 RECENT_CONTENT_CHARS = 800
 SECTION_LIMIT = 50
 MAX_RELATED_DEPTH = 3
+
+
+def parse_memory_id(value: str, *, field: str | None = None) -> uuid.UUID:
+    """A canonical UUID, or an error telling the caller where valid ids come from."""
+    text = (value or "").strip()
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or str(parsed) != text.lower():
+        prefix = f"{field}: " if field else ""
+        raise InvalidInput(
+            f'{prefix}"{text[:80]}" is not a memory id (use an id returned by remember, recall, or get_context)'
+        )
+    return parsed
 
 
 def read_scopes(project: str | None) -> list[str]:
@@ -71,19 +86,31 @@ def _types(types: list[str] | None) -> list[str] | None:
 def memory_recall(
     *,
     caller: Caller,
-    query: str,
+    query: str | None = None,
+    ids: list[str] | None = None,
+    known_hashes: dict[str, str] | None = None,
     types: list[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
     related_depth: int | None = None,
     options: SearchOptions | None = None,
 ) -> RecallOutput:
-    """Search memory in natural language; the project's and user-wide memories, best first.
+    """Search memory in natural language (`query`), the project's and user-wide memories, best first; or
+    load exact memories by `ids` (memories_load).
 
     With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
     `relates_to`, up to that many hops. `options` switches pipeline stages off for the evaluation
     harness; agents always get the full pipeline.
     """
+    if ids is not None or known_hashes is not None:
+        if query is not None or types or limit:
+            raise InvalidInput(
+                "pass either query (to search) or ids (to load those memories), not both; types and limit "
+                "apply to a search only"
+            )
+        return memories_load(ids=ids or [], known_hashes=known_hashes, project=project)
+    if query is None:
+        raise InvalidInput("pass query to search memory, or ids to load memories you know the ids of")
     cleaned = _clean_query(query, field="query", required=True)
     if related_depth is not None and not 0 <= related_depth <= MAX_RELATED_DEPTH:
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
@@ -136,11 +163,56 @@ def related_docs(*, scope: str, path: str, depth: int, now: datetime) -> list[Re
     return found
 
 
+def memories_load(
+    *, ids: list[str], known_hashes: dict[str, str] | None = None, project: str | None = None
+) -> RecallOutput:
+    """Exact load: the memories with these ids, whole, in the order asked, each with its content_hash.
+
+    No search, embedding or ranking. An id that is not served in the project or user-wide (unknown,
+    forgotten, superseded, expired, or another project's: these look alike, so no other scope's ids
+    leak) is listed in `missing`, never silently dropped. A memory whose hash the caller already holds
+    (`known_hashes`) comes back as a reference with `changed: false`.
+    """
+    if not ids:
+        raise InvalidInput("ids must list at least one memory id")
+    if len(ids) > MAX_LIMIT:
+        raise InvalidInput(f"ids lists {len(ids)} memories; load at most {MAX_LIMIT} per call")
+    wanted = list(
+        dict.fromkeys(str(parse_memory_id(value, field=f"ids[{i}]")) for i, value in enumerate(ids))
+    )
+    known = {}
+    for key, value in (known_hashes or {}).items():
+        memory_id = str(parse_memory_id(key, field="known_hashes"))
+        if memory_id not in wanted:
+            raise InvalidInput("known_hashes has an id that is not in ids; give hashes only for ids you load")
+        known[memory_id] = value
+    found = {
+        str(memory.id): memory
+        for memory in Memory.objects.served(clock.now()).filter(id__in=wanted, scope__in=read_scopes(project))
+    }
+    views = extensions.views_presented([memory_view(found[key]) for key in wanted if key in found])
+    memories: list[MemoryItem] = []
+    for view in views:
+        current = view_hash(view)
+        if known.get(view.id) == current:
+            memories.append(MemoryRef(id=view.id, content_hash=current, changed=False))
+            continue
+        view.content_hash = current
+        view.changed = True if view.id in known else None
+        memories.append(view)
+    return RecallOutput(memories=memories, missing=[key for key in wanted if key not in found] or None)
+
+
 def estimate_tokens(view: MemoryView) -> int:
     """A cheap, deliberately generous token estimate: about three UTF-8 bytes per token plus framing."""
     size = len(view.content.encode()) + len(view.scope.encode())
     size += sum(len(step.encode()) + 4 for step in view.next_steps or [])
     return size // 3 + 40
+
+
+def estimate_reference_tokens(ref: MemoryRef) -> int:
+    """A held memory sent as a reference: its id and hash, and a little framing."""
+    return (len(ref.id) + len(ref.content_hash)) // 3 + 8
 
 
 def _budget(budget_tokens: int | None) -> int:
@@ -152,27 +224,42 @@ def _budget(budget_tokens: int | None) -> int:
 
 
 class _Packer:
-    """Fills sections in priority order from one budget; each memory appears at most once."""
+    """Fills sections in priority order from one budget; each memory appears at most once.
 
-    def __init__(self, budget: int) -> None:
+    A memory the caller already holds unchanged (`held`: id → view hash) is sent as a reference, and the
+    budget pays only for what is sent, so a delta answer has room for more new memories.
+    """
+
+    def __init__(self, budget: int, held: dict[str, str]) -> None:
         self.remaining = budget
+        self.held = held
         self.seen: set[str] = set()
         self.truncated = False
 
-    def take(self, views: list[MemoryView]) -> list[MemoryView]:
-        taken = []
+    def take(self, views: list[MemoryView]) -> list[MemoryItem]:
+        taken: list[MemoryItem] = []
         for view in views:
             if view.id in self.seen:
                 continue
-            cost = estimate_tokens(view)
+            current = view_hash(view)
+            item: MemoryItem
+            if self.held.get(view.id) == current:
+                item = MemoryRef(id=view.id, content_hash=current)
+                cost = estimate_reference_tokens(item)
+            else:
+                view.content_hash = current
+                item, cost = view, estimate_tokens(view)
             if cost > self.remaining:
                 # Later, smaller memories may still fit, so keep going.
                 self.truncated = True
                 continue
             self.remaining -= cost
             self.seen.add(view.id)
-            taken.append(view)
+            taken.append(item)
         return taken
+
+    def spend(self, tokens: int) -> None:
+        self.remaining = max(0, self.remaining - tokens)
 
 
 def _recent_view(memory: Memory) -> MemoryView:
@@ -183,15 +270,33 @@ def _recent_view(memory: Memory) -> MemoryView:
 
 
 def context_get(
-    *, caller: Caller, task: str | None = None, project: str | None = None, budget_tokens: int | None = None
+    *,
+    caller: Caller,
+    task: str | None = None,
+    project: str | None = None,
+    budget_tokens: int | None = None,
+    held: dict[str, str] | None = None,
 ) -> GetContextOutput:
-    """Everything an agent should know at the start of a task, within a token budget."""
+    """Everything an agent should know at the start of a task, within a token budget.
+
+    With `held` (what an earlier answer left the agent holding, memories.delta), memories it holds
+    unchanged come as references and `removed` lists those it holds that are no longer served.
+    """
     budget = _budget(budget_tokens)
     scope = scope_for_project(project)
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
-    packer = _Packer(budget)
+    packer = _Packer(budget, held or {})
     served = Memory.objects.served(clock.now())
+    removed = None
+    if held is not None:
+        still_served = {
+            str(key)
+            for key in served.filter(id__in=list(held), scope__in=scopes).values_list("id", flat=True)
+        }
+        removed = sorted(key for key in held if key not in still_served)
+        # Sent like references, so paid for like them.
+        packer.spend(sum((len(key) // 3 + 4) for key in removed))
 
     # One ordered index scan per scope, merged here: `scope IN (...)` has no ordered index path, so a
     # single query sorts every preference of both scopes (124 ms at a million memories).
@@ -239,6 +344,7 @@ def context_get(
             retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
         )
     output.truncated = packer.truncated or None
+    output.removed = removed
     return output
 
 

@@ -20,13 +20,21 @@ from kenfold.db_functions import ContentKey, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import extensions, providers, search
+from memories import delta, extensions, providers, search, selectors
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
-from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
+from memories.models import LIVE_STATUSES, ContextSnapshot, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
-from memories.schemas import ForgetOutput, HandoffOutput, MemoryView, RememberOutput, ResumeOutput
+from memories.schemas import (
+    ForgetOutput,
+    GetContextOutput,
+    HandoffOutput,
+    MemoryView,
+    RememberOutput,
+    ResumeOutput,
+)
+from memories.selectors import parse_memory_id
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +55,6 @@ CLI_AGENT = "kenfold-cli"
 
 
 # --- shared checks -----------------------------------------------------------------------------------
-
-
-def parse_memory_id(value: str, *, field: str | None = None) -> uuid.UUID:
-    """A canonical UUID, or an error telling the caller where valid ids come from."""
-    text = (value or "").strip()
-    try:
-        parsed = uuid.UUID(text)
-    except ValueError:
-        parsed = None
-    if parsed is None or str(parsed) != text.lower():
-        prefix = f"{field}: " if field else ""
-        raise InvalidInput(
-            f'{prefix}"{text[:80]}" is not a memory id (use an id returned by remember, recall, or get_context)'
-        )
-    return parsed
 
 
 def _clean_text(value: str, *, field: str, limit: int, advice: str) -> str:
@@ -581,3 +574,41 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
         )
         memory.save(update_fields=["status", "attrs"])
     return memory
+
+
+# --- get_context with delta state ----------------------------------------------------------------------
+
+
+def context_deliver(
+    *,
+    caller: Caller,
+    task: str | None = None,
+    project: str | None = None,
+    budget_tokens: int | None = None,
+    state: str | None = None,
+) -> GetContextOutput:
+    """get_context as agents call it: the context (selectors.context_get) and a `state` for the next call.
+
+    With `state`, memories the agent already holds unchanged come as references, and `removed` names
+    those it holds that were retired since. The new state stands for everything the agent then holds:
+    what it held before (minus removed), plus what this answer sent. A memory merely irrelevant to this
+    task stays held. A bad or stale state is an error (memories.delta), never an empty start.
+    """
+    now = clock.now()
+    scope = scope_for_project(project)
+    held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
+    output = selectors.context_get(
+        caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held
+    )
+    removed = set(output.removed or [])
+    holding = {key: value for key, value in (held or {}).items() if key not in removed}
+    sections = [output.preferences, [output.handoff] if output.handoff else [], output.recent]
+    for item in [*sections[0], *sections[1], *sections[2], *output.project, *output.relevant]:
+        # Every item the packer sent carries its hash (a full view gets it there, a reference has it).
+        holding[item.id] = item.content_hash or ""
+    with transaction.atomic():
+        # Expired snapshots go as new ones come, so the table holds about a day of get_context calls.
+        ContextSnapshot.objects.filter(expires_at__lte=now).delete()
+        snapshot = ContextSnapshot.objects.create(scope=scope, held=holding, expires_at=now + delta.STATE_TTL)
+    output.state = delta.state_for(snapshot.id)
+    return output

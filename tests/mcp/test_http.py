@@ -83,6 +83,7 @@ async def test_two_agents_share_one_project_memory(server: KenfoldServer, mode: 
             "source_agent",
             "trust",
             "created_at",
+            "content_hash",
         }
         assert "resumed_by" not in context["handoff"] and "truncated" not in context
 
