@@ -21,7 +21,6 @@ from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, Me
 from memories.presenters import DOC_KIND, HANDOFF_KIND, memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryItem, MemoryRef, MemoryView, RecallOutput, RelatedDoc
-from memories.services import parse_memory_id
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
