@@ -35,6 +35,7 @@ PAIR_LIMIT = 4  # pairs judged per run: two chat calls each, 7-15 s a call on a 
 DIGEST_CONFIDENCE = 0.9
 MAX_NOTE_CHARS = 500
 UNUSABLE = "the model's answer was unusable"
+RUN_LOCK = "kenfold consolidation run"
 NOT_STORED = "(not stored: the digest failed validation)"
 
 
@@ -67,12 +68,33 @@ def consolidation_run(
     reached ends the run (Unavailable); what was judged before stays, the rest waits for the next run.
     """
     chat = providers.required_chat_model(then="run consolidation again")
-    report = RunReport()
     if wait_for_extraction:
         pending = extraction_counts().pending
         if pending:
-            report.skipped = f"{pending} session summaries wait for extraction"
-            return report
+            return RunReport(skipped=f"{pending} session summaries wait for extraction")
+    with _one_run_at_a_time() as alone:
+        if not alone:
+            return RunReport(skipped="another consolidation run is in progress (the worker or a command)")
+        return _run(chat=chat, limit=limit, progress=progress)
+
+
+@contextmanager
+def _one_run_at_a_time() -> Iterator[bool]:
+    """A session advisory lock, so the worker and a command never ask the model about the same pairs
+    at once (the unique member set would keep one answer; the other would be paid for for nothing)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [RUN_LOCK])
+        alone = bool(cursor.fetchone()[0])
+    try:
+        yield alone
+    finally:
+        if alone:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [RUN_LOCK])
+
+
+def _run(*, chat: ChatModel, limit: int, progress: Callable[[str], None] | None) -> RunReport:
+    report = RunReport()
     now = clock.now()
     report.stale = proposals_mark_stale(now=now)
     embedders = providers.embedders()

@@ -597,6 +597,13 @@ def test_the_worker_waits_for_extraction_and_is_off_without_consolidate(
     assert "consolidation is off" in tasks.consolidation_tick()
 
 
+def test_the_worker_stops_at_a_model_outage_and_says_so(model: ScriptedModel) -> None:
+    model.judge = lambda a, b: Reply(status=503, json={"error": "loading"})
+    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    assert "the chat model did not answer" in tasks.consolidation_tick()
+    assert not Consolidation.objects.exists()
+
+
 def test_the_worker_is_scheduled_every_fifteen_minutes() -> None:
     from django_q.models import Schedule
 
