@@ -5,7 +5,8 @@ This loads N synthetic memories (the latency benchmark's sentences, bench/latenc
 project scopes and the user scope, created over a year; 1 % written again in other words, with a vector
 close to the first one's) and 384-dimension vectors of one model into a throwaway
 embedded PostgreSQL, then times what a run asks the database, in process, without a chat model: the
-candidate pairs (consolidation.selectors.pair_candidates, vectors and trigrams), the digest group, and
+oldest batch of unscanned memories (selectors.scan_batch, 100) and the pairs they form (selectors.pair_candidates,
+vectors and trigrams, and trigrams alone), the digest group, and
 marking stale proposals. Reports the median of --repeats runs of each, in milliseconds.
 """
 
@@ -113,16 +114,21 @@ def run(args: argparse.Namespace) -> dict[str, object]:
         total = cursor.fetchone()[0]
     load_s = round(time.perf_counter() - started, 1)
     now = clock.now()
-    pairs = selectors.pair_candidates(model=MODEL, now=now, limit=16)
+    batch = selectors.scan_batch(model=MODEL, now=now, size=selectors.SCAN_BATCH)
+    pairs = selectors.pair_candidates(model=MODEL, now=now, candidates=batch)
     return {
         "memories": total,
         "load_s": load_s,
+        "batch": len(batch),
         "pairs_found": len(pairs),
-        "pair_candidates_ms": median_ms(
-            lambda: selectors.pair_candidates(model=MODEL, now=now, limit=16), args.repeats
+        "scan_batch_ms": median_ms(
+            lambda: selectors.scan_batch(model=MODEL, now=now, size=selectors.SCAN_BATCH), args.repeats
         ),
-        "trigram_only_pair_candidates_ms": median_ms(
-            lambda: selectors.pair_candidates(model=None, now=now, limit=16), args.repeats
+        "pairs_of_a_batch_ms": median_ms(
+            lambda: selectors.pair_candidates(model=MODEL, now=now, candidates=batch), args.repeats
+        ),
+        "pairs_of_a_batch_trigram_only_ms": median_ms(
+            lambda: selectors.pair_candidates(model=None, now=now, candidates=batch), args.repeats
         ),
         "digest_group_ms": median_ms(lambda: selectors.digest_group(now=now), args.repeats),
         "mark_stale_ms": median_ms(lambda: services.proposals_mark_stale(now=now), args.repeats),
