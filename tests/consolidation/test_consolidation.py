@@ -155,7 +155,8 @@ def test_pairs_are_found_by_trigrams_without_vectors(model: ScriptedModel, provi
 
 
 def test_pairs_are_found_by_vectors_alone(model: ScriptedModel) -> None:
-    remember(DETAILED, age=timedelta(days=4)), remember(SHORT, age=timedelta(days=1))
+    remember(DETAILED, age=timedelta(days=4))
+    remember(SHORT, age=timedelta(days=1))
     with connection.cursor() as cursor:
         cursor.execute("SELECT similarity(%s, %s)", [DETAILED, SHORT])
         assert cursor.fetchone()[0] < selectors.PAIR_TRIGRAM_SIMILARITY, "not a trigram pair"
@@ -206,8 +207,10 @@ def test_each_memory_is_scanned_once_until_a_decision_frees_it(model: ScriptedMo
 
 def test_pairs_beyond_the_limit_wait_for_the_next_run(model: ScriptedModel) -> None:
     model.judge = scripted_judge
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
-    remember(DETAILED, age=timedelta(days=4)), remember(SHORT, age=timedelta(days=1))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
+    remember(DETAILED, age=timedelta(days=4))
+    remember(SHORT, age=timedelta(days=1))
     embed_all()
     assert services.consolidation_run(limit=1).judged == 1
     assert services.consolidation_run(limit=1).judged == 1
@@ -228,7 +231,8 @@ def test_a_memory_held_by_a_pending_proposal_is_not_paired_again(model: Scripted
 
 
 def test_the_first_reading_distinct_costs_one_call_and_is_dismissed(model: ScriptedModel) -> None:
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     report = services.consolidation_run()
     assert (report.judged, report.proposed, len(model.judged)) == (1, 0, 1)
     row = Consolidation.objects.get()
@@ -301,7 +305,8 @@ def test_a_transient_model_failure_ends_the_run_and_the_pair_is_judged_next_time
     model: ScriptedModel,
 ) -> None:
     model.judge = lambda a, b: Reply(status=503, json={"error": "loading model"})
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     with pytest.raises(Unavailable, match="the next run continues"):
         services.consolidation_run()
     with pytest.raises(CommandError, match="chat model did not answer"):
@@ -314,7 +319,8 @@ def test_a_transient_model_failure_ends_the_run_and_the_pair_is_judged_next_time
 def test_a_reason_carrying_a_secret_is_blanked_and_reasons_are_cut(model: ScriptedModel) -> None:
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     model.judge = lambda a, b: {"relation": "distinct", "keep": "B", "reason": f"token {secret}"}
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     services.consolidation_run()
     assert Consolidation.objects.get().reason == ""
     assert prompts.clean_reason("x " * 400) == ("x " * 150).strip()
@@ -627,7 +633,8 @@ def test_the_worker_waits_for_extraction_and_is_off_without_consolidate(
     model: ScriptedModel, settings
 ) -> None:
     model.judge = scripted_judge
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     remember("Session summary: a new session.", type="episodic", session="s-new")
     assert tasks.consolidation_tick() == "skipped: 1 session summaries wait for extraction"
     assert not model.judged
@@ -639,7 +646,8 @@ def test_the_worker_waits_for_extraction_and_is_off_without_consolidate(
 
 def test_the_worker_stops_at_a_model_outage_and_says_so(model: ScriptedModel) -> None:
     model.judge = lambda a, b: Reply(status=503, json={"error": "loading"})
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     assert "the chat model did not answer" in tasks.consolidation_tick()
     assert not Consolidation.objects.exists()
 
