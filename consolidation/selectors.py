@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count
 
 from consolidation.models import Consolidation, Kind, ProposalStatus
@@ -139,9 +139,19 @@ def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID])
               WHERE x.status = 'pending' AND x.member_ids && ARRAY[p.a, p.b])
         ORDER BY p.score DESC, p.a, p.b
     """
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # `%` then matches only at the pair threshold: the trigram index's own check discards the many
+        # loosely similar memories (default threshold 0.3) before their rows are read and scored.
+        cursor.execute(
+            "SELECT current_setting('pg_trgm.similarity_threshold'), "
+            "set_config('pg_trgm.similarity_threshold', %s, true)",
+            [str(PAIR_TRIGRAM_SIMILARITY)],
+        )
+        previous = cursor.fetchone()[0]
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+        # Inside a caller's transaction the setting would outlive this query: restore it.
+        cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [previous])
     memories = Memory.objects.in_bulk({memory_id for row in rows for memory_id in row[:2]})
     pairs = []
     for a, b, score, found_by in rows:
