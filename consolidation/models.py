@@ -110,3 +110,22 @@ class Consolidation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
+
+
+class ConsolidationScan(models.Model):
+    """A memory whose look-alikes were searched, with the vectors of ``model`` ('' when none were used).
+
+    A run searches only memories without a scan (the oldest first, a bounded batch at a time): searching
+    every memory on every run grew with the store (docs/benchmarks.md). Each pair is still found, by
+    the later of its two memories to be scanned. Deciding a proposal removes its members' scans, so a pair
+    left out while one of them was held by that proposal is found again; a new embedding model scans
+    everything again.
+    """
+
+    pk = models.CompositePrimaryKey("memory", "model")
+    memory = models.ForeignKey(Memory, on_delete=models.DB_CASCADE, related_name="+", db_index=False)
+    model = models.TextField(blank=True)
+    scanned_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "consolidation_scan"

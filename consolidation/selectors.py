@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count
 
 from consolidation.models import Consolidation, Kind, ProposalStatus
@@ -20,15 +20,18 @@ DIGEST_MIN_SESSIONS = 6
 DIGEST_MIN_AGE = timedelta(days=30)
 DIGEST_SESSIONS = 10
 LIST_LIMIT_MAX = 500
+SCAN_BATCH = 100
 
 
 @dataclass(frozen=True)
 class Pair:
-    """Two memories worth judging, ``older`` first (it is A in the first reading)."""
+    """Two memories worth judging, ``older`` first (it is A in the first reading); ``found_by``: the
+    scanned memories whose search found the pair."""
 
     older: Memory
     newer: Memory
     score: float
+    found_by: frozenset[UUID]
 
 
 def _vector_dimensions(model: str) -> int | None:
@@ -40,30 +43,61 @@ def _vector_dimensions(model: str) -> int | None:
     return row[0] if row else None
 
 
-def pair_candidates(*, model: str | None, now: datetime, limit: int) -> list[Pair]:
-    """Pairs of settled, served, non-episodic, non-temporary memories of one scope and type that look
-    alike, most alike first: each memory's 3 nearest neighbours by the vectors of ``model`` within
-    cosine distance 0.25, and trigram-similar pairs (similarity >= 0.5).
+def _pairable(alias: str) -> str:
+    """SQL: memory `alias` may be paired: served, settled, neither a session summary nor temporary."""
+    return (
+        f"{served_sql(alias)} AND {alias}.type NOT IN ('episodic', 'temporary') "
+        f"AND {alias}.created_at <= %(settled)s"
+    )
+
+
+def scan_batch(*, model: str | None, now: datetime, size: int) -> list[UUID]:
+    """The oldest pairable memories not yet scanned with ``model``'s vectors (None: without vectors).
+    With a model, only memories that have its vector: one still waiting for the backfill is scanned
+    once it has one, so its vector neighbours are not missed."""
+    with_vector = (
+        "AND EXISTS (SELECT 1 FROM memory_embedding e WHERE e.memory_id = c.id AND e.model = %(model)s)"
+        if model
+        else ""
+    )
+    sql = f"""
+        SELECT c.id FROM memory c
+        WHERE {_pairable("c")}
+          AND NOT EXISTS (
+              SELECT 1 FROM consolidation_scan s WHERE s.memory_id = c.id AND s.model = %(key)s)
+          {with_vector}
+        ORDER BY c.created_at, c.id
+        LIMIT %(size)s
+    """
+    params = {"now": now, "settled": now - SETTLE, "model": model, "key": model or "", "size": size}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID]) -> list[Pair]:
+    """The pairs ``candidates`` (from scan_batch) form with pairable memories of the same scope and type,
+    most alike first: each candidate's 3 nearest neighbours by the vectors of ``model`` within cosine
+    distance 0.25, and its 3 most trigram-similar memories (similarity >= 0.5).
 
     Left out: a pair already judged (any row with exactly these members, whatever its status: a rejected
     pair is never proposed again), and a pair touching a memory that a pending proposal already holds.
     """
-    settled = "m.created_at <= %(settled)s"
-    candidate = (
-        f"""{served_sql("c")} AND c.type NOT IN ('episodic', 'temporary') AND c.created_at <= %(settled)s"""
-    )
+    if not candidates:
+        return []
     parts = [
         f"""
-        SELECT least(c.id, n.id) AS a, greatest(c.id, n.id) AS b, similarity(c.content, n.content) AS score
+        SELECT least(c.id, n.id) AS a, greatest(c.id, n.id) AS b,
+               similarity(c.content, n.content) AS score, c.id AS found_by
         FROM memory c
         CROSS JOIN LATERAL (
             SELECT m.id, m.content FROM memory m
-            WHERE {served_sql("m")} AND {settled} AND m.scope = c.scope AND m.type = c.type AND m.id <> c.id
+            WHERE {_pairable("m")} AND m.scope = c.scope AND m.type = c.type AND m.id <> c.id
               AND m.content %% c.content
             ORDER BY similarity(m.content, c.content) DESC
             LIMIT {NEIGHBOURS}
         ) AS n
-        WHERE {candidate}
+        WHERE c.id = ANY(%(candidates)s) AND {_pairable("c")}
           AND similarity(c.content, n.content) >= %(trigram)s"""
     ]
     params: dict[str, object] = {
@@ -71,7 +105,7 @@ def pair_candidates(*, model: str | None, now: datetime, limit: int) -> list[Pai
         "settled": now - SETTLE,
         "trigram": PAIR_TRIGRAM_SIMILARITY,
         "max_distance": PAIR_MAX_DISTANCE,
-        "limit": limit,
+        "candidates": list(candidates),
     }
     dims = _vector_dimensions(model) if model else None
     if dims:
@@ -79,7 +113,7 @@ def pair_candidates(*, model: str | None, now: datetime, limit: int) -> list[Pai
         # neighbour lookup is an index scan.
         vector = f"embedding::vector({int(dims)})"
         parts.append(f"""
-        SELECT least(c.id, n.id), greatest(c.id, n.id), 1 - n.distance
+        SELECT least(c.id, n.id), greatest(c.id, n.id), 1 - n.distance, c.id
         FROM memory c
         JOIN memory_embedding ce ON ce.memory_id = c.id AND ce.model = %(model)s
         CROSS JOIN LATERAL (
@@ -91,27 +125,38 @@ def pair_candidates(*, model: str | None, now: datetime, limit: int) -> list[Pai
             LIMIT {NEIGHBOURS}
         ) AS n
         JOIN memory nm ON nm.id = n.id AND nm.created_at <= %(settled)s
-        WHERE {candidate} AND n.distance <= %(max_distance)s""")
+        WHERE c.id = ANY(%(candidates)s) AND {_pairable("c")} AND n.distance <= %(max_distance)s""")
         params["model"] = model
     sql = f"""
         WITH found AS ({" UNION ALL ".join(parts)}),
-        pairs AS (SELECT a, b, max(score) AS score FROM found GROUP BY a, b)
-        SELECT p.a, p.b, p.score FROM pairs p
+        pairs AS (
+            SELECT a, b, max(score) AS score, array_agg(DISTINCT found_by) AS found_by
+            FROM found GROUP BY a, b)
+        SELECT p.a, p.b, p.score, p.found_by FROM pairs p
         WHERE NOT EXISTS (SELECT 1 FROM consolidation x WHERE x.member_ids = ARRAY[p.a, p.b])
           AND NOT EXISTS (
               SELECT 1 FROM consolidation x
               WHERE x.status = 'pending' AND x.member_ids && ARRAY[p.a, p.b])
         ORDER BY p.score DESC, p.a, p.b
-        LIMIT %(limit)s
     """
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # `%` then matches only at the pair threshold: the trigram index's own check discards the many
+        # loosely similar memories (default threshold 0.3) before their rows are read and scored.
+        cursor.execute(
+            "SELECT current_setting('pg_trgm.similarity_threshold'), "
+            "set_config('pg_trgm.similarity_threshold', %s, true)",
+            [str(PAIR_TRIGRAM_SIMILARITY)],
+        )
+        previous = cursor.fetchone()[0]
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+        # Inside a caller's transaction the setting would outlive this query: restore it.
+        cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [previous])
     memories = Memory.objects.in_bulk({memory_id for row in rows for memory_id in row[:2]})
     pairs = []
-    for a, b, score in rows:
+    for a, b, score, found_by in rows:
         older, newer = sorted((memories[a], memories[b]), key=lambda m: (m.created_at, m.id))
-        pairs.append(Pair(older=older, newer=newer, score=float(score)))
+        pairs.append(Pair(older=older, newer=newer, score=float(score), found_by=frozenset(found_by)))
     return pairs
 
 

@@ -8,6 +8,7 @@ what is there now.
 """
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from consolidation import prompts, selectors
-from consolidation.models import Consolidation, Kind, ProposalStatus
+from consolidation.models import Consolidation, ConsolidationScan, Kind, ProposalStatus
 from kenfold import clock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
@@ -35,6 +36,10 @@ PAIR_LIMIT = 4  # pairs judged per run: two chat calls each, 7-15 s a call on a 
 DIGEST_CONFIDENCE = 0.9
 MAX_NOTE_CHARS = 500
 UNUSABLE = "the model's answer was unusable"
+RUN_LOCK = "kenfold consolidation run"
+# Searching look-alikes of one memory costs a vector and a trigram index lookup; a run stops starting new
+# batches after this long, so a first run over a large store is spread over several ticks.
+SCAN_BUDGET_SECONDS = 60
 NOT_STORED = "(not stored: the digest failed validation)"
 
 
@@ -67,30 +72,68 @@ def consolidation_run(
     reached ends the run (Unavailable); what was judged before stays, the rest waits for the next run.
     """
     chat = providers.required_chat_model(then="run consolidation again")
-    report = RunReport()
     if wait_for_extraction:
         pending = extraction_counts().pending
         if pending:
-            report.skipped = f"{pending} session summaries wait for extraction"
-            return report
+            return RunReport(skipped=f"{pending} session summaries wait for extraction")
+    with _one_run_at_a_time() as alone:
+        if not alone:
+            return RunReport(skipped="another consolidation run is in progress (the worker or a command)")
+        return _run(chat=chat, limit=limit, progress=progress)
+
+
+@contextmanager
+def _one_run_at_a_time() -> Iterator[bool]:
+    """A session advisory lock, so the worker and a command never ask the model about the same pairs
+    at once (the unique member set would keep one answer; the other would be paid for for nothing)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [RUN_LOCK])
+        alone = bool(cursor.fetchone()[0])
+    try:
+        yield alone
+    finally:
+        if alone:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [RUN_LOCK])
+
+
+def _run(*, chat: ChatModel, limit: int, progress: Callable[[str], None] | None) -> RunReport:
+    report = RunReport()
     now = clock.now()
     report.stale = proposals_mark_stale(now=now)
     embedders = providers.embedders()
     model = embedders[0].name if embedders else None
-    # More pairs than the limit: pairs that share a memory with a proposal made earlier in this run wait.
-    pairs = selectors.pair_candidates(model=model, now=now, limit=max(1, limit) * 4)
+    deadline = time.monotonic() + SCAN_BUDGET_SECONDS
     held: set[UUID] = set()
-    for pair in pairs:
-        if report.judged >= limit:
+    # The oldest unscanned memories, a batch at a time, until `limit` pairs were judged, the scan budget
+    # is spent, or every memory is scanned. A memory is marked scanned once every pair it found was
+    # judged; one whose pairs wait for the limit is scanned again first next run.
+    while report.judged < limit and time.monotonic() < deadline:
+        batch = selectors.scan_batch(model=model, now=now, size=selectors.SCAN_BATCH)
+        if not batch:
             break
-        if pair.older.pk in held or pair.newer.pk in held:
-            continue
-        report.judged += 1
-        if progress is not None:
-            progress(f"judging pair {report.judged} of at most {limit}")
-        if _judge_pair(chat=chat, pair=pair):
-            report.proposed += 1
-            held |= {pair.older.pk, pair.newer.pk}
+        waiting: set[UUID] = set()
+        for pair in selectors.pair_candidates(model=model, now=now, candidates=batch):
+            if report.judged >= limit:
+                waiting |= pair.found_by
+                continue
+            if pair.older.pk in held or pair.newer.pk in held:
+                # A proposal of this run holds one of them; deciding it scans its members again.
+                continue
+            report.judged += 1
+            if progress is not None:
+                progress(f"judging pair {report.judged} of at most {limit}")
+            if _judge_pair(chat=chat, pair=pair):
+                report.proposed += 1
+                held |= {pair.older.pk, pair.newer.pk}
+        ConsolidationScan.objects.bulk_create(
+            [
+                ConsolidationScan(memory_id=memory_id, model=model or "")
+                for memory_id in batch
+                if memory_id not in waiting
+            ],
+            ignore_conflicts=True,
+        )
     report.digest = _digest(chat=chat, now=now, progress=progress)
     report.proposed += report.digest == "proposed"
     return report
@@ -235,10 +278,19 @@ def proposals_mark_stale(*, now: datetime) -> int:
             WHERE x.status = 'pending' AND EXISTS (
                 SELECT 1 FROM unnest(x.member_ids) AS member(id) LEFT JOIN memory m ON m.id = member.id
                 WHERE m.id IS NULL OR NOT ({served_sql("m")}))
+            RETURNING x.member_ids
             """,
             {"now": now},
         )
-        return cursor.rowcount
+        decided = cursor.fetchall()
+    _scan_again(member_ids=[memory_id for (members,) in decided for memory_id in members])
+    return len(decided)
+
+
+def _scan_again(*, member_ids: list[UUID]) -> None:
+    """A decided proposal no longer holds its memories: search their look-alikes again (pairs left out
+    while it was pending are found; pairs judged before stay judged)."""
+    ConsolidationScan.objects.filter(memory_id__in=member_ids).delete()
 
 
 # --- the owner's decisions -----------------------------------------------------------------------------
@@ -292,6 +344,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
         if len(members) != len(proposal.member_ids) or served != len(members):
             proposal.status = ProposalStatus.STALE
             proposal.save(update_fields=["status"])
+            _scan_again(member_ids=proposal.member_ids)
             stale = True
         else:
             stale = False
@@ -340,6 +393,7 @@ def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: d
     proposal.decided_at = now
     proposal.result = result
     proposal.save(update_fields=["status", "decided_by", "decided_at", "result"])
+    _scan_again(member_ids=proposal.member_ids)
     return Applied(proposal=proposal, result=result, retired=retired)
 
 
@@ -354,4 +408,5 @@ def proposal_reject(*, proposal_id: str, actor: str, reason: str | None = None) 
         proposal.decided_at = clock.now()
         proposal.decision_note = note
         proposal.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+        _scan_again(member_ids=proposal.member_ids)
     return proposal

@@ -73,6 +73,13 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
+def unscanned_pairs(model: str | None) -> list[selectors.Pair]:
+    """The pairs a run would find now among memories not yet scanned."""
+    now = clock.now()
+    batch = selectors.scan_batch(model=model, now=now, size=selectors.SCAN_BATCH)
+    return selectors.pair_candidates(model=model, now=now, candidates=batch)
+
+
 def proposal(kind: str) -> Consolidation:
     return Consolidation.objects.get(kind=kind)
 
@@ -148,13 +155,14 @@ def test_pairs_are_found_by_trigrams_without_vectors(model: ScriptedModel, provi
 
 
 def test_pairs_are_found_by_vectors_alone(model: ScriptedModel) -> None:
-    remember(DETAILED, age=timedelta(days=4)), remember(SHORT, age=timedelta(days=1))
+    remember(DETAILED, age=timedelta(days=4))
+    remember(SHORT, age=timedelta(days=1))
     with connection.cursor() as cursor:
         cursor.execute("SELECT similarity(%s, %s)", [DETAILED, SHORT])
         assert cursor.fetchone()[0] < selectors.PAIR_TRIGRAM_SIMILARITY, "not a trigram pair"
-    assert selectors.pair_candidates(model=None, now=clock.now(), limit=10) == []
+    assert unscanned_pairs(None) == []
     embed_all()
-    pairs = selectors.pair_candidates(model="bge-m3", now=clock.now(), limit=10)
+    pairs = unscanned_pairs("bge-m3")
     assert [(p.older.content, p.newer.content) for p in pairs] == [(DETAILED, SHORT)]
     assert pairs[0].score >= 0.75
 
@@ -168,11 +176,46 @@ def test_only_settled_served_memories_of_one_scope_and_type_are_paired(model: Sc
     forgotten = remember(RENDER + " Really.", age=timedelta(days=1))
     memory_services.memory_forget(caller=CLAUDE, memory_id=str(forgotten.pk))
     embed_all()
-    assert selectors.pair_candidates(model="bge-m3", now=clock.now(), limit=10) == []
+    assert unscanned_pairs("bge-m3") == []
     kept = remember(RENDER, age=timedelta(days=1))
     embed_all()
-    pairs = selectors.pair_candidates(model="bge-m3", now=clock.now(), limit=10)
+    pairs = unscanned_pairs("bge-m3")
     assert [(p.older.content, p.newer.pk) for p in pairs] == [(FLY, kept.pk)]
+
+
+def test_each_memory_is_scanned_once_until_a_decision_frees_it(model: ScriptedModel) -> None:
+    model.judge = scripted_judge
+    fly, render = remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    waiting = remember(DETAILED, age=timedelta(days=4))
+    embed_all()
+    assert services.consolidation_run(limit=1).judged == 1
+    # Every memory was searched: none is searched again until something changes.
+    assert selectors.scan_batch(model="bge-m3", now=clock.now(), size=10) == []
+    # A new look-alike is scanned (and finds the older memory), the others are not searched again.
+    short = remember(SHORT, age=timedelta(hours=2))
+    embed_all()
+    assert selectors.scan_batch(model="bge-m3", now=clock.now(), size=10) == [short.pk]
+    assert services.consolidation_run().judged == 1
+    assert proposal("duplicate").member_ids == sorted([waiting.pk, short.pk])
+    # Rejecting the conflict frees its memories: scanned again, their pair stays judged.
+    services.proposal_reject(proposal_id=str(proposal("conflict").id), actor="kenfold-cli")
+    assert sorted(selectors.scan_batch(model="bge-m3", now=clock.now(), size=10)) == sorted(
+        [fly.pk, render.pk]
+    )
+    assert services.consolidation_run().judged == 0
+
+
+def test_pairs_beyond_the_limit_wait_for_the_next_run(model: ScriptedModel) -> None:
+    model.judge = scripted_judge
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
+    remember(DETAILED, age=timedelta(days=4))
+    remember(SHORT, age=timedelta(days=1))
+    embed_all()
+    assert services.consolidation_run(limit=1).judged == 1
+    assert services.consolidation_run(limit=1).judged == 1
+    assert {p.kind for p in Consolidation.objects.all()} == {"duplicate", "conflict"}
+    assert services.consolidation_run(limit=1).judged == 0
 
 
 def test_a_memory_held_by_a_pending_proposal_is_not_paired_again(model: ScriptedModel) -> None:
@@ -188,7 +231,8 @@ def test_a_memory_held_by_a_pending_proposal_is_not_paired_again(model: Scripted
 
 
 def test_the_first_reading_distinct_costs_one_call_and_is_dismissed(model: ScriptedModel) -> None:
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     report = services.consolidation_run()
     assert (report.judged, report.proposed, len(model.judged)) == (1, 0, 1)
     row = Consolidation.objects.get()
@@ -261,7 +305,8 @@ def test_a_transient_model_failure_ends_the_run_and_the_pair_is_judged_next_time
     model: ScriptedModel,
 ) -> None:
     model.judge = lambda a, b: Reply(status=503, json={"error": "loading model"})
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     with pytest.raises(Unavailable, match="the next run continues"):
         services.consolidation_run()
     with pytest.raises(CommandError, match="chat model did not answer"):
@@ -274,7 +319,8 @@ def test_a_transient_model_failure_ends_the_run_and_the_pair_is_judged_next_time
 def test_a_reason_carrying_a_secret_is_blanked_and_reasons_are_cut(model: ScriptedModel) -> None:
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     model.judge = lambda a, b: {"relation": "distinct", "keep": "B", "reason": f"token {secret}"}
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     services.consolidation_run()
     assert Consolidation.objects.get().reason == ""
     assert prompts.clean_reason("x " * 400) == ("x " * 150).strip()
@@ -493,7 +539,7 @@ def test_reject_a_conflict_keeps_both_and_it_is_never_proposed_again(
         services.proposal_reject(proposal_id=str(conflict.id), actor="kenfold-dashboard")
     calls = len(model.judged)
     assert services.consolidation_run().judged == 0 and len(model.judged) == calls
-    assert selectors.pair_candidates(model="bge-m3", now=clock.now(), limit=10) == []
+    assert unscanned_pairs("bge-m3") == []
 
 
 def test_apply_a_digest_replaces_the_sessions_with_one_memory_dated_like_the_last(
@@ -587,7 +633,8 @@ def test_the_worker_waits_for_extraction_and_is_off_without_consolidate(
     model: ScriptedModel, settings
 ) -> None:
     model.judge = scripted_judge
-    remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
     remember("Session summary: a new session.", type="episodic", session="s-new")
     assert tasks.consolidation_tick() == "skipped: 1 session summaries wait for extraction"
     assert not model.judged
@@ -595,6 +642,14 @@ def test_the_worker_waits_for_extraction_and_is_off_without_consolidate(
     assert tasks.consolidation_tick() == "judged 1 pairs; 1 new proposals; 0 stale"
     settings.CONSOLIDATE = False
     assert "consolidation is off" in tasks.consolidation_tick()
+
+
+def test_the_worker_stops_at_a_model_outage_and_says_so(model: ScriptedModel) -> None:
+    model.judge = lambda a, b: Reply(status=503, json={"error": "loading"})
+    remember(FLY, age=timedelta(days=5))
+    remember(RENDER, age=timedelta(days=2))
+    assert "the chat model did not answer" in tasks.consolidation_tick()
+    assert not Consolidation.objects.exists()
 
 
 def test_the_worker_is_scheduled_every_fifteen_minutes() -> None:

@@ -90,6 +90,9 @@ class Command(KenfoldCommand):
         if as_json:
             self.stdout.write(json.dumps(asdict(report)))
             return
+        if report.skipped:
+            self.stdout.write(f"Nothing judged: {report.skipped}; try again when it has finished.")
+            return
         self.stdout.write(f"Judged {report.judged} pairs; {report.proposed} new proposals")
         if report.digest:
             self.stdout.write(f"Digest of old session summaries: {report.digest}")
