@@ -111,7 +111,11 @@ def main() -> int:
 
         params = connection.get_connection_params()
         with psycopg.connect(
-            host=params["host"], port=params["port"], user=params["user"], dbname=params["dbname"], autocommit=True
+            host=params["host"],
+            port=params["port"],
+            user=params["user"],
+            dbname=params["dbname"],
+            autocommit=True,
         ) as conn:
             conn.execute('CREATE DATABASE "kenfold_import"')
         second = env | {
