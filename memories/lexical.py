@@ -136,7 +136,9 @@ def feedback_words(query: str, documents: list[tuple[str, float]]) -> dict[str, 
                 if term is None or term in own or (not hangul and len(run) < 3):
                     continue
                 words.append(korean_stem(run) if hangul else run)
-        for word in set(words):
+        # In first-seen order, not a set's: the order breaks ties between equal weights, and a set's
+        # order changes with each process's hash seed (the same store would answer differently).
+        for word in dict.fromkeys(words):
             weights[word] = weights.get(word, 0.0) + score * words.count(word) / len(words)
     return weights
 

@@ -222,7 +222,7 @@ def lexical_search(
         parts.append(f"""(
                 SELECT m.id FROM memory m
                 WHERE {live} AND m.scope = ANY(%(scopes)s) AND {_matches(rare, "m", "rare", params)}
-                ORDER BY {_plain_rank("m", "rare", params)} DESC
+                ORDER BY {_plain_rank("m", "rare", params)} DESC, m.id DESC
                 LIMIT %(candidates)s)""")
     if len(rare) < len(terms):
         match_any = _matches(terms, "r", "any", params)
@@ -237,7 +237,7 @@ def lexical_search(
                     LIMIT %(window)s
                 ) AS r
                 WHERE {match_any}
-                ORDER BY {_plain_rank("r", "any", params)} DESC
+                ORDER BY {_plain_rank("r", "any", params)} DESC, r.id DESC
                 LIMIT %(candidates)s)""")
     union = "\n                UNION\n".join(parts)
     sql = f"""
@@ -346,8 +346,9 @@ def _nearest(
     with connection.cursor() as cursor:
         cursor.execute(sql, params | {"query": literal, "model": model, "limit": limit})
         rows = cursor.fetchall()
-    # relaxed_order may return rows slightly out of order; distances are exact, so sort again.
-    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: row[1])
+    # relaxed_order may return rows slightly out of order; distances are exact, so sort again (equal
+    # distances by id, so that the same memories rank the same whatever order they were written in).
+    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: (row[1], row[0]))
 
 
 def vector_search(
@@ -445,7 +446,7 @@ def recent_memories(
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
         ORDER BY date_trunc('day', m.created_at) DESC, (m.type IN ('episodic', 'temporary')) DESC,
-                 m.created_at DESC
+                 m.created_at DESC, m.id DESC
         LIMIT %(limit)s
     """
     params = {"scopes": list(scopes), "types": list(types or []), "now": now, "limit": limit}

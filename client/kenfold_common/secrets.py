@@ -590,17 +590,51 @@ def _is_secret_under_name(value: str) -> bool:
     return not _is_placeholder(value) and (_looks_random(value) or _looks_like_password(value))
 
 
-def _key_label(key: str, index: int) -> str:
+def _key_label(key: str, index: int, *, holds_secret: bool) -> str:
     # A key is written by whoever wrote the data: a key holding a credential is named by its position.
-    if find_secrets(key) or len(key) > 40:
+    if holds_secret or len(key) > 40:
         return f"{{key #{index + 1}}}"
     return key
+
+
+def _texts_and_secret_names(value: object) -> tuple[list[str], bool]:
+    texts: list[str] = []
+    secret_named = False
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                texts.append(str(key))
+                secret_named = secret_named or _is_secret_name(str(key))
+                stack.append(item)
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return texts, secret_named
+
+
+def _may_hold_secrets(value: object) -> bool:
+    """A quick and exact first test: False only if ``find_nested_secrets`` would find nothing.
+
+    One pass of the rules over all the strings joined by blank lines costs about what one string costs,
+    against a pass per string. Joining cannot hide a credential: a match that stays inside one string
+    matches the same in the joined text (the blank line is a word and line boundary to every pattern), a
+    span claimed across two strings is itself a finding, and a rejected match resumes at its value, which
+    lies inside the later string, except the private-key pattern (it can run to the end of the text), so
+    text that names a private key gets the full scan, as does anything under a secret-named key."""
+    texts, secret_named = _texts_and_secret_names(value)
+    joined = "\n\n".join(texts)
+    return secret_named or "PRIVATE KEY" in joined or bool(find_secrets(joined))
 
 
 def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
     """Every credential in the strings of a JSON-like ``value`` (dicts, lists, strings, numbers), map keys
     included; a string under a key that names a secret, at any depth, counts when it looks like one."""
     findings: list[NestedFinding] = []
+    if not _may_hold_secrets(value):
+        return findings
 
     def visit(node: object, where: str, secret_named: bool) -> None:
         if isinstance(node, str):
@@ -612,10 +646,10 @@ def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
                 )
         elif isinstance(node, dict):
             for index, (key, item) in enumerate(node.items()):
-                label = _key_label(str(key), index)
+                in_key = find_secrets(str(key))
+                label = _key_label(str(key), index, holds_secret=bool(in_key))
                 findings.extend(
-                    NestedFinding(path=f"{where}.{label}", rule=f.rule, label=f.label)
-                    for f in find_secrets(str(key))
+                    NestedFinding(path=f"{where}.{label}", rule=f.rule, label=f.label) for f in in_key
                 )
                 visit(item, f"{where}.{label}", secret_named or _is_secret_name(str(key)))
         elif isinstance(node, list | tuple):

@@ -453,7 +453,7 @@ def test_invalid_memory_records_are_refused_with_their_line(tmp_path: Path, chan
 def test_nan_duplicate_ids_and_lines_after_the_end_are_refused(tmp_path: Path) -> None:
     records = exported(tmp_path)
     text = "".join(json.dumps(r) + "\n" for r in records).replace('"weight": 0.5', '"weight": NaN')
-    refused(tmp_path, [], "line 9: is not one JSON value", raw=text)
+    refused(tmp_path, [], "line 9: edge.weight: Input should be a finite number", raw=text)
     duplicated = [*records[:3], records[2], *records[3:]]
     refused(tmp_path, duplicated, "line 4: memory .* appears twice \\(first on line 3\\)")
     refused(tmp_path, [*records, records[1]], "line 14: follows the end record of line 13")

@@ -43,7 +43,7 @@ def stored() -> dict[str, Memory]:
 
 def test_scan_lists_where_credentials_are_without_values_and_fails(stored: dict[str, Memory]) -> None:
     out = io.StringIO()
-    with pytest.raises(CommandError, match="3 memories hold credentials; run `manage.py scan --redact`"):
+    with pytest.raises(CommandError, match=r"3 memories hold credentials; run `manage\.py scan --redact`"):
         call_command("scan", stdout=out)
     table = out.getvalue()
     assert table.splitlines()[0].split() == ["ID", "STATUS", "TYPE", "FIELDS", "FOUND"]

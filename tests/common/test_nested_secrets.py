@@ -45,3 +45,28 @@ def test_redact_nested_replaces_what_find_reports_and_keeps_the_rest() -> None:
         "n": "t=[REDACTED:github-token]",
     }
     assert find_nested_secrets(redact_nested(data), path="a") == []
+
+
+PRIVATE_KEY = (
+    "-----BEGIN "
+    + "RSA PRIVATE"
+    + " KEY-----\nMIIEpAIBAAKCAQEA"
+    + "aB3dE5fG7h" * 4
+    + "\n-----END RSA PRIVATE KEY-----"
+)
+
+
+def test_many_strings_are_scanned_as_exactly_as_one_by_one() -> None:
+    # The first pass joins the strings; a credential in one of many, whatever surrounds it, is still found,
+    # including after text whose rejected match runs on (a private key named with a placeholder).
+    around = [
+        "password:",
+        "token",
+        "Authorization: Bearer",
+        "-----BEGIN RSA PRIVATE KEY----- example",
+        "x" * 50,
+    ]
+    for secret, rule in ((GITHUB_TOKEN, "github-token"), (PRIVATE_KEY, "private-key")):
+        data = {"a": [*around, {"b": secret}], "c": around}
+        assert [(f.path, f.rule) for f in find_nested_secrets(data, path="attrs")] == [("attrs.a[5].b", rule)]
+    assert find_nested_secrets({"a": around, "c": around}, path="attrs") == []
