@@ -40,7 +40,13 @@ def test_overview_counts(owner: Owner) -> None:
     cards = dict(
         (label, int(n)) for n, label in re.findall(r'<span class="n">(\d+)</span> ([A-Za-z ]+)</a>', html)
     )
-    assert cards == {"pending reviews": 1, "stale": 1, "API keys": 1, "remote clients": 0}
+    assert cards == {
+        "pending reviews": 1,
+        "pending proposals": 0,
+        "stale": 1,
+        "API keys": 1,
+        "remote clients": 0,
+    }
     rows = dict(re.findall(r"<th><a [^>]*>([a-z]+)</a></th><td>(\d+)</td>", html))
     assert (
         rows["active"] == "3"
