@@ -148,6 +148,15 @@ def test_approve_is_attributed_and_a_second_decision_is_reported(owner: Owner) -
     assert proposal.status == Status.ACTIVE
 
 
+def test_back_cannot_leave_the_dashboard(owner: Owner) -> None:
+    proposal = _proposal("The user likes light themes.")
+    answer = owner.post(f"/dashboard/review/{proposal.id}/approve", {"back": "https://evil.example/"})
+    assert answer["Location"] == "/dashboard/"
+    other = _proposal("The user likes big fonts.")
+    answer = owner.post(f"/dashboard/review/{other.id}/reject", {"back": "//evil.example/dashboard/"})
+    assert answer["Location"] == "/dashboard/"
+
+
 def test_approve_replacing_retires_the_old_memory(owner: Owner) -> None:
     old = memory(content="Deploys go out on Fridays.", type="preference")
     proposal = _proposal("Deploys go out on Mondays.", similar_to=[str(old.id)])
