@@ -220,6 +220,15 @@ def test_memory_text_is_always_escaped(owner: Owner) -> None:
     )
 
 
+def test_invisible_and_reordering_characters_are_written_out(owner: Owner) -> None:
+    # A right-to-left override would show "txt.exe" as "exe.txt"; an escape sequence is invisible.
+    target = memory(content="run \u202etxt.exe\u202c now \x1b[2J", attrs={"note": "zero\u200bwidth"})
+    html = owner.page(f"/dashboard/memories/{target.id}")
+    assert "\u202e" not in html and "\x1b" not in html and "\u200b" not in html
+    assert "run \\u202etxt.exe\\u202c now \\x1b[2J" in html
+    assert "zero\\u200bwidth" in html
+
+
 # --- memories ----------------------------------------------------------------------------------------------
 
 
