@@ -131,6 +131,12 @@ def dashboard_page(view: View, *, login_required: bool = True) -> View:
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = _guarded(request, *args, **kwargs)
+        for name, value in PAGE_HEADERS.items():
+            response[name] = value
+        return response
+
+    def _guarded(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if not reachable(request):
             return not_found()
         if request.method == "POST":
@@ -161,9 +167,6 @@ def dashboard_page(view: View, *, login_required: bool = True) -> View:
                 session=session, given=request.POST.get("csrf", "")
             ):
                 return plain(403, "Forbidden: the form's CSRF token is missing or wrong. Reload the page.")
-        response = view(request, *args, **kwargs)
-        for name, value in PAGE_HEADERS.items():
-            response[name] = value
-        return response
+        return view(request, *args, **kwargs)
 
     return csrf_exempt(wrapped)
