@@ -89,6 +89,8 @@ def flash_add(*, session: DashboardSession, level: str, text: str) -> None:
 
 
 def flash_take(*, session: DashboardSession) -> list[tuple[str, str]]:
+    if not session.flash:  # read with the session at the start of this request: most pages have none
+        return []
     with transaction.atomic():
         row = DashboardSession.objects.select_for_update().filter(pk=session.pk).first()
         if row is None or not row.flash:
