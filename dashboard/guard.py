@@ -6,7 +6,6 @@ with an https KENFOLD_PUBLIC_URL) also answers the public host, and then expects
 A refused request gets 404, so the dashboard's existence is not revealed.
 """
 
-import ipaddress
 from collections.abc import Callable
 from functools import wraps
 from urllib.parse import quote, urlsplit
@@ -17,6 +16,7 @@ from django.http.request import split_domain_port
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import sessions
+from kenfold.http_guard import is_loopback_host
 
 PREFIX = "/dashboard/"
 COOKIE = "kenfold_dashboard"
@@ -48,15 +48,6 @@ def _host(request: HttpRequest) -> str:
     return domain[1:-1] if domain.startswith("[") and domain.endswith("]") else domain
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def public_host(request: HttpRequest) -> bool:
     """Whether the request came through the public URL (remote mode only)."""
     return settings.DASHBOARD == "remote" and _host(request) == (urlsplit(settings.PUBLIC_URL).hostname or "")
@@ -65,7 +56,7 @@ def public_host(request: HttpRequest) -> bool:
 def reachable(request: HttpRequest) -> bool:
     if public_host(request):
         return True
-    if not is_loopback(_host(request)):
+    if not is_loopback_host(_host(request)):
         return False
     if settings.DASHBOARD == "remote":
         return True
@@ -140,6 +131,12 @@ def dashboard_page(view: View, *, login_required: bool = True) -> View:
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        response = _guarded(request, *args, **kwargs)
+        for name, value in PAGE_HEADERS.items():
+            response[name] = value
+        return response
+
+    def _guarded(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if not reachable(request):
             return not_found()
         if request.method == "POST":
@@ -170,9 +167,6 @@ def dashboard_page(view: View, *, login_required: bool = True) -> View:
                 session=session, given=request.POST.get("csrf", "")
             ):
                 return plain(403, "Forbidden: the form's CSRF token is missing or wrong. Reload the page.")
-        response = view(request, *args, **kwargs)
-        for name, value in PAGE_HEADERS.items():
-            response[name] = value
-        return response
+        return view(request, *args, **kwargs)
 
     return csrf_exempt(wrapped)

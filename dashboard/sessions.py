@@ -10,6 +10,7 @@ from django.db import transaction
 
 from dashboard.models import DashboardSession
 from kenfold import clock
+from oauth.security import security_event
 from oauth.services import owner_stamp, password_check
 
 IDLE = timedelta(hours=2)
@@ -27,6 +28,7 @@ def session_login(*, password: str, remote: str) -> str:
     """Check the owner password (the consent page's check and lockout) and open a session; returns the
     token for the cookie. Raises what oauth.services.password_check raises."""
     password_check(password=password, remote=remote)
+    security_event("dashboard login", remote=remote)
     token = secrets.token_urlsafe(32)
     now = clock.now()
     with transaction.atomic():
@@ -87,6 +89,8 @@ def flash_add(*, session: DashboardSession, level: str, text: str) -> None:
 
 
 def flash_take(*, session: DashboardSession) -> list[tuple[str, str]]:
+    if not session.flash:  # read with the session at the start of this request: most pages have none
+        return []
     with transaction.atomic():
         row = DashboardSession.objects.select_for_update().filter(pk=session.pk).first()
         if row is None or not row.flash:

@@ -6,6 +6,7 @@ So each rule lives here, once, as a plain function; the Django middleware below 
 `RequestGuard` (in front of /mcp, and of the REST API) both call them.
 """
 
+import ipaddress
 import logging
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -29,6 +30,16 @@ log = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 HOST_FORBIDDEN = "forbidden: host not allowed"
 AUTH_CHECK_FAILED = "internal error while checking the API key; the Kenfold server log has details"
+
+
+def is_loopback_host(host: str) -> bool:
+    """`localhost` or a loopback IP literal (127.0.0.0/8, ::1), as a Host or a URL names it."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def host_allowed(host_header: str) -> bool:

@@ -9,7 +9,6 @@
 - /oauth/register: DOT's RFC 7591 view behind Kenfold's stricter metadata rules (public clients only).
 """
 
-import ipaddress
 import json
 import logging
 import re
@@ -33,6 +32,7 @@ from oauth2_provider.views.dynamic_client_registration import (
 from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
+from kenfold.http_guard import is_loopback_host
 from kenfold_common.errors import KenfoldError
 from oauth import tokens
 from oauth.models import OAuthGrant
@@ -165,15 +165,6 @@ def _client_name(application: Any) -> str:
     return application.name or urlsplit(application.client_id).hostname or application.client_id
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _remote(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "?"
 
@@ -276,7 +267,7 @@ def _consent_page(
         "client_name": name,
         "client_id": application.client_id,
         "redirect_host": host,
-        "loopback_redirect": _loopback(host),
+        "loopback_redirect": is_loopback_host(host),
         "write_offered": write_offered,
         "agent": agent if agent is not None else suggest_agent(client_name=name),
         "access": access if write_offered else "read",
@@ -460,7 +451,7 @@ def _redirect_uri_problem(uri: object) -> str | None:
         return "redirect URIs must not carry a fragment or credentials"
     if parts.scheme == "https" and parts.hostname:
         return None
-    if parts.scheme == "http" and parts.hostname and _loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname and is_loopback_host(parts.hostname):
         return None
     return "redirect URIs must be https, or http on a loopback address (localhost, 127.x, ::1)"
 

@@ -179,6 +179,17 @@ def test_pages_carry_the_security_headers(owner: SignedIn) -> None:
         assert "<script" not in html and " style=" not in html and "<style" not in html
 
 
+def test_redirects_and_refusals_carry_the_headers_too(owner_password: str) -> None:
+    for response in (
+        browser().get("/dashboard/"),
+        browser().get("/dashboard"),
+        browser().get("/dashboard/", headers={"X-Forwarded-For": "203.0.113.9"}),
+        browser().post("/dashboard/review/x/approve", {"csrf": "x"}),
+    ):
+        assert response.status_code in (301, 303, 403, 404)
+        assert response["Content-Security-Policy"] == CSP and response["Cache-Control"] == "no-store"
+
+
 def test_the_stylesheet_is_served_and_cached_for_an_hour(db: None) -> None:
     page = browser().get("/dashboard/login").content.decode()
     assert '<link rel="stylesheet" href="/static/dashboard/dashboard.css">' in page

@@ -40,7 +40,13 @@ def test_overview_counts(owner: Owner) -> None:
     cards = dict(
         (label, int(n)) for n, label in re.findall(r'<span class="n">(\d+)</span> ([A-Za-z ]+)</a>', html)
     )
-    assert cards == {"pending reviews": 1, "stale": 1, "API keys": 1, "remote clients": 0}
+    assert cards == {
+        "pending reviews": 1,
+        "pending proposals": 0,
+        "stale": 1,
+        "API keys": 1,
+        "remote clients": 0,
+    }
     rows = dict(re.findall(r"<th><a [^>]*>([a-z]+)</a></th><td>(\d+)</td>", html))
     assert (
         rows["active"] == "3"
@@ -142,6 +148,15 @@ def test_approve_is_attributed_and_a_second_decision_is_reported(owner: Owner) -
     assert proposal.status == Status.ACTIVE
 
 
+def test_back_cannot_leave_the_dashboard(owner: Owner) -> None:
+    proposal = _proposal("The user likes light themes.")
+    answer = owner.post(f"/dashboard/review/{proposal.id}/approve", {"back": "https://evil.example/"})
+    assert answer["Location"] == "/dashboard/"
+    other = _proposal("The user likes big fonts.")
+    answer = owner.post(f"/dashboard/review/{other.id}/reject", {"back": "//evil.example/dashboard/"})
+    assert answer["Location"] == "/dashboard/"
+
+
 def test_approve_replacing_retires_the_old_memory(owner: Owner) -> None:
     old = memory(content="Deploys go out on Fridays.", type="preference")
     proposal = _proposal("Deploys go out on Mondays.", similar_to=[str(old.id)])
@@ -203,6 +218,15 @@ def test_memory_text_is_always_escaped(owner: Owner) -> None:
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in owner.page(
         f"/dashboard/memories/{proposal.id}"
     )
+
+
+def test_invisible_and_reordering_characters_are_written_out(owner: Owner) -> None:
+    # A right-to-left override would show "txt.exe" as "exe.txt"; an escape sequence is invisible.
+    target = memory(content="run \u202etxt.exe\u202c now \x1b[2J", attrs={"note": "zero\u200bwidth"})
+    html = owner.page(f"/dashboard/memories/{target.id}")
+    assert "\u202e" not in html and "\x1b" not in html and "\u200b" not in html
+    assert "run \\u202etxt.exe\\u202c now \\x1b[2J" in html
+    assert "zero\\u200bwidth" in html
 
 
 # --- memories ----------------------------------------------------------------------------------------------

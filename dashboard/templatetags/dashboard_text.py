@@ -1,0 +1,17 @@
+"""`{{ text|shown }}`: agent-written text as a person should read it in the dashboard.
+
+The template engine escapes HTML; this also writes out the characters that are invisible or reorder
+what follows (bidi overrides, zero-width characters, controls) as escapes, the same rule as terminal
+output (kenfold_common.text), so that a page never shows something other than what is stored.
+"""
+
+from django import template
+
+from kenfold_common.text import for_terminal
+
+register = template.Library()
+
+
+@register.filter
+def shown(value: object) -> str:
+    return for_terminal(str(value)) if value is not None else ""
