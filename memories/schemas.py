@@ -28,15 +28,13 @@ class CodeRefView(BaseModel):
 
 
 class RelatedDoc(BaseModel):
-    """A page linked to a doc section's page through `relates_to` frontmatter, directly or in hops."""
+    """A page linked by `relates_to`, `depth` hops away; `outgoing` when the nearer page names it."""
 
     path: str
     title: str | None = None
-    relation: str = Field(description="the relates_to type, e.g. related, feeds_into, part_of")
-    direction: Literal["outgoing", "incoming"] = Field(
-        description="outgoing: this page names it; incoming: it names this page (or the page of the hop before)"
-    )
-    depth: int = Field(description="hops from the section's page, 1-3")
+    relation: str
+    direction: Literal["outgoing", "incoming"]
+    depth: int
 
 
 class MemoryView(BaseModel):
@@ -60,11 +58,9 @@ class MemoryView(BaseModel):
     stale: bool | None = Field(
         None, description="true when referenced code is gone or a referenced symbol changed"
     )
-    path: str | None = Field(None, description="doc sections only: the page's path in the repository")
-    heading_path: list[str] | None = Field(None, description="doc sections only: the headings above it")
-    related: list[RelatedDoc] | None = Field(
-        None, description="doc sections only, with recall's related_depth: pages linked by relates_to"
-    )
+    path: str | None = Field(None, description="doc sections: the page")
+    heading_path: list[str] | None = None
+    related: list[RelatedDoc] | None = Field(None, description="with recall's related_depth")
     content_hash: str | None = Field(
         None, description="get_context and load by ids: identifies exactly this view of the memory"
     )

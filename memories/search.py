@@ -39,8 +39,9 @@ TRIGRAM_SIMILAR_BUDGET_MS = 100
 # (migration memories.0011). Milder than kenso's column weights (10x for a title): a page's title, tags and
 # aliases are copied onto each of its sections, so strong weights rank the page's other sections, and pages
 # whose fields share a stem with the question ("production" -> "product"), above the section that answers.
-# On bench/docs_eval.py without vectors (52 questions, 60 sections; 2026-12-02): unweighted R@5 0.962 MRR
-# 0.893; ts_rank's defaults R@5 0.962 MRR 0.810; these R@5 0.981 MRR 0.904 (chosen on that same set).
+# On bench/docs_eval.py without vectors (52 questions, 32 pages; 2026-12-02): unweighted R@5 0.962 MRR
+# 0.856; ts_rank's defaults R@5 0.962 MRR 0.774; these R@5 0.981 MRR 0.874 (chosen on that same set; with
+# both local models all three reach R@5 0.98-1.00: docs/benchmarks.md).
 # UNWEIGHTED counts every part as body text: the evaluation's baseline.
 FIELD_WEIGHTS = [0.1, 0.12, 0.15, 0.2]
 UNWEIGHTED = [0.1, 0.1, 0.1, 0.1]

@@ -331,7 +331,7 @@ def context_get(
         # Doc sections are project memories too, but not rules: they reach `relevant` by the task.
         rules = (
             served.filter(scope=scope, type=MemoryType.PROJECT)
-            .exclude(attrs__kind=DOC_KIND)
+            .exclude(attrs__contains={"kind": DOC_KIND})
             .order_by("-created_at", "-id")[:SECTION_LIMIT]
         )
         rule_views = extensions.views_presented([memory_view(m) for m in rules])

@@ -140,16 +140,7 @@ def blobs_at(
     """The blob of each path that is a regular file (not a directory or submodule) in ``commit``."""
     if not paths:
         return {}
-    output = _git(repo, "ls-tree", "-l", "-z", commit, "--", *paths, timeout=timeout).stdout
-    blobs: dict[str, Blob] = {}
-    for entry in output.decode(errors="surrogateescape").split("\0"):
-        if not entry:
-            continue
-        info, _, path = entry.partition("\t")
-        _mode, kind, oid, size = info.split()
-        if kind == "blob":
-            blobs[path] = Blob(oid=oid, size=int(size))
-    return blobs
+    return _tree_blobs(_git(repo, "ls-tree", "-l", "-z", commit, "--", *paths, timeout=timeout).stdout)
 
 
 def read_blobs(repo: Path, oids: list[str], *, timeout: float = GIT_TIMEOUT_SECONDS) -> dict[str, bytes]:
@@ -203,7 +194,11 @@ def files_containing_word(
 
 def files_at(repo: Path, commit: str, *, timeout: float = GIT_TIMEOUT_SECONDS) -> dict[str, Blob]:
     """Every regular file of ``commit`` (recursively) with its blob."""
-    output = _git(repo, "ls-tree", "-r", "-l", "-z", commit, timeout=timeout).stdout
+    return _tree_blobs(_git(repo, "ls-tree", "-r", "-l", "-z", commit, timeout=timeout).stdout)
+
+
+def _tree_blobs(output: bytes) -> dict[str, Blob]:
+    """The regular files of `git ls-tree -l -z` output (not directories or submodules)."""
     blobs: dict[str, Blob] = {}
     for entry in output.decode(errors="surrogateescape").split("\0"):
         if not entry:

@@ -21,7 +21,14 @@ import pytest
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 from tests.processes import manage, stop_cluster
 
-OPERATIONS = {"GET /api/v1/refs", "HEAD /api/v1/refs", "POST /api/v1/refs/check"}
+OPERATIONS = {
+    "GET /api/v1/refs",
+    "HEAD /api/v1/refs",
+    "POST /api/v1/refs/check",
+    "GET /api/v1/docs/files",
+    "HEAD /api/v1/docs/files",
+    "POST /api/v1/docs/sync",
+}
 # The project of the document's examples: with a memory that names code in it, the examples phase gets
 # real targets back, and reports on them, not only refusals.
 PROJECT = "github.com/kenfold/kenfold"
