@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 
+from coderefs.models import CodeRef
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
@@ -98,6 +99,25 @@ def test_new_changed_and_retired_memories_since_the_state() -> None:
 
 def first_hash(output: GetContextOutput, memory_id: str) -> str | None:
     return next(item.content_hash for item in items(output) if item.id == memory_id)
+
+
+def test_a_code_check_changes_the_hash_only_when_the_code_state_changes() -> None:
+    rule = remember("Postings lock the account: `post_entry()` in ledger/services.py takes an advisory lock.")
+    CodeRef.objects.filter(memory_id=rule).update(state="current", checked_commit="a" * 40)
+    first = context()
+    [view] = first.project
+    assert isinstance(view, MemoryView) and view.code_refs, "the rule's code references are shown"
+    # A `refs sync` at a new commit that finds the code unchanged: the agent's copy still holds.
+    CodeRef.objects.filter(memory_id=rule).update(checked_commit="b" * 40)
+    second = context(state=first.state)
+    assert ref_ids(second) == {rule}
+    # The symbol changed: the view says so, so it is sent again in full.
+    CodeRef.objects.filter(memory_id=rule, symbol="post_entry").update(
+        state="changed", checked_commit="c" * 40
+    )
+    Memory.objects.filter(pk=rule).update(code_state="changed")
+    third = context(state=second.state)
+    assert full_ids(third) == {rule} and third.project[0].stale is True
 
 
 def test_expired_memories_are_removed() -> None:
