@@ -547,6 +547,10 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
 
 # --- get_context with delta state ----------------------------------------------------------------------
 
+# How many memories a snapshot remembers the agent holding: about ten full get_context answers, a few
+# tens of kilobytes per row.
+MAX_HELD_MEMORIES = 1000
+
 
 def context_deliver(
     *,
@@ -575,6 +579,10 @@ def context_deliver(
     for item in [*sections[0], *sections[1], *sections[2], *output.project, *output.relevant]:
         # Every item the packer sent carries its hash (a full view gets it there, a reference has it).
         holding[item.id] = item.content_hash or ""
+    if len(holding) > MAX_HELD_MEMORIES:
+        # Forgetting that the agent holds a memory only makes a later answer send it in full again, so
+        # the oldest entries go first (this answer's items were added last).
+        holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
     with transaction.atomic():
         # Expired snapshots go as new ones come, so the table holds about a day of get_context calls.
         ContextSnapshot.objects.filter(expires_at__lte=now).delete()

@@ -120,6 +120,17 @@ def test_a_code_check_changes_the_hash_only_when_the_code_state_changes() -> Non
     assert full_ids(third) == {rule} and third.project[0].stale is True
 
 
+def test_a_snapshot_keeps_the_newest_memories_the_agent_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services, "MAX_HELD_MEMORIES", 3)
+    rules = [remember(f"Rule {n}: services own their transactions, case {n}.") for n in range(5)]
+    first = context()
+    assert full_ids(first) == set(rules)
+    second = context(state=first.state)
+    # Only three were remembered as held: the other two come in full again, never as a dangling reference.
+    assert len(ref_ids(second)) == 3 and len(full_ids(second)) == 2
+    assert ref_ids(second) | full_ids(second) == set(rules)
+
+
 def test_expired_memories_are_removed() -> None:
     start = clock.now()
     with clock.frozen(start):
