@@ -62,8 +62,7 @@ def measure(output: Any) -> dict[str, Any]:
 
     # Exactly what the MCP tool sends as text (kenfold.mcp.server.run_service).
     text = json.dumps(output.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
-    sections = [output.preferences, [output.handoff] if output.handoff else [], output.recent]
-    items = [*sections[0], *sections[1], *sections[2], *output.project, *output.relevant]
+    items = output.sent_items()
     return {
         "bytes": len(text.encode()),
         "tokens": len(text.encode()) // 3,

@@ -9,9 +9,15 @@ from memories.schemas import MemoryView
 # Hex digits of SHA-256 kept in a content hash: 64 bits tell versions of one memory apart, and a
 # reference stays short (it is what a delta get_context sends instead of the text).
 CONTENT_HASH_DIGITS = 16
-# What a view carries that is not part of the memory as the caller holds it: a search score differs
-# per query, and the hash and change flag describe the view itself.
-_NOT_HASHED = frozenset({"score", "content_hash", "changed"})
+# What a view carries that does not change what the caller knows: a search score differs per query, the
+# hash and change flag describe the view itself, and the commit a code reference was last checked at moves
+# with every `refs sync` (its state, which is hashed, says whether the code still holds).
+_NOT_HASHED = {
+    "score": True,
+    "content_hash": True,
+    "changed": True,
+    "code_refs": {"__all__": {"checked_commit"}},
+}
 
 HANDOFF_KIND = "handoff"
 # A section of a project's documentation, stored by `kenfold docs sync` (projectdocs): attrs carry its
@@ -53,12 +59,12 @@ def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
 
 
 def view_hash(view: MemoryView) -> str:
-    """The hash of exactly what a view shows (content as sent, next steps, code states, staleness).
+    """The hash of what a view tells (content as sent, next steps, code references' states, staleness).
 
     A memory's content never changes under its id (a correction supersedes it), but what a view says
     about it can: its code went stale, a handoff was resumed, a session summary was cut to fit. Any of
     these changes the hash, so a caller holding the older view gets the new one in full.
     """
-    shown = view.model_dump(mode="json", exclude=set(_NOT_HASHED), exclude_none=True)
+    shown = view.model_dump(mode="json", exclude=_NOT_HASHED, exclude_none=True)
     canonical = json.dumps(shown, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:CONTENT_HASH_DIGITS]

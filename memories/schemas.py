@@ -116,6 +116,11 @@ class GetContextOutput(BaseModel):
     )
     state: str | None = Field(None, description="pass it to the next get_context to get only what changed")
 
+    def sent_items(self) -> list[MemoryItem]:
+        """Every memory of the answer, in the order the sections are filled."""
+        handoff = [self.handoff] if self.handoff else []
+        return [*self.preferences, *handoff, *self.recent, *self.project, *self.relevant]
+
 
 class HandoffOutput(BaseModel):
     id: str

@@ -578,6 +578,10 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
 
 # --- get_context with delta state ----------------------------------------------------------------------
 
+# How many memories a snapshot remembers the agent holding: about ten full get_context answers, a few
+# tens of kilobytes per row.
+MAX_HELD_MEMORIES = 1000
+
 
 def context_deliver(
     *,
@@ -593,6 +597,9 @@ def context_deliver(
     those it holds that were retired since. The new state stands for everything the agent then holds:
     what it held before (minus removed), plus what this answer sent. A memory merely irrelevant to this
     task stays held. A bad or stale state is an error (memories.delta), never an empty start.
+
+    The snapshot row is bookkeeping about the caller, not memory: get_context stays a read of memory
+    (read-only grants may call it) and nothing in the store changes.
     """
     now = clock.now()
     scope = scope_for_project(project)
@@ -602,10 +609,15 @@ def context_deliver(
     )
     removed = set(output.removed or [])
     holding = {key: value for key, value in (held or {}).items() if key not in removed}
-    sections = [output.preferences, [output.handoff] if output.handoff else [], output.recent]
-    for item in [*sections[0], *sections[1], *sections[2], *output.project, *output.relevant]:
+    for item in output.sent_items():
+        # Moved to the end: the memories of this answer are the newest the agent holds.
+        holding.pop(item.id, None)
         # Every item the packer sent carries its hash (a full view gets it there, a reference has it).
         holding[item.id] = item.content_hash or ""
+    if len(holding) > MAX_HELD_MEMORIES:
+        # Forgetting that the agent holds a memory only makes a later answer send it in full again, so
+        # the oldest entries go first (this answer's items were added last).
+        holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
     with transaction.atomic():
         # Expired snapshots go as new ones come, so the table holds about a day of get_context calls.
         ContextSnapshot.objects.filter(expires_at__lte=now).delete()

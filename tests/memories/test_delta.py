@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 
+from coderefs.models import CodeRef
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
@@ -32,17 +33,12 @@ def context(**kwargs: object) -> GetContextOutput:
     return services.context_deliver(**kwargs)
 
 
-def items(output: GetContextOutput) -> list[MemoryView | MemoryRef]:
-    handoff = [output.handoff] if output.handoff else []
-    return [*output.preferences, *handoff, *output.recent, *output.project, *output.relevant]
-
-
 def full_ids(output: GetContextOutput) -> set[str]:
-    return {item.id for item in items(output) if isinstance(item, MemoryView)}
+    return {item.id for item in output.sent_items() if isinstance(item, MemoryView)}
 
 
 def ref_ids(output: GetContextOutput) -> set[str]:
-    return {item.id for item in items(output) if isinstance(item, MemoryRef)}
+    return {item.id for item in output.sent_items() if isinstance(item, MemoryRef)}
 
 
 def store_project() -> dict[str, str]:
@@ -63,13 +59,13 @@ def test_second_call_with_state_sends_references_and_a_short_opaque_state() -> N
     first = context(task="export invoices as PDF")
     assert first.state and first.removed is None, "no state given: everything in full, nothing removed"
     assert full_ids(first) == set(ids.values()) and ref_ids(first) == set()
-    assert all(isinstance(item, MemoryView) and item.content_hash for item in items(first))
+    assert all(isinstance(item, MemoryView) and item.content_hash for item in first.sent_items())
 
     second = context(task="export invoices as PDF", state=first.state)
     assert full_ids(second) == set() and ref_ids(second) == set(ids.values())
     assert second.removed == [] and second.state != first.state
-    sent_hashes = {item.id: item.content_hash for item in items(first)}
-    assert {item.id: item.content_hash for item in items(second)} == sent_hashes
+    sent_hashes = {item.id: item.content_hash for item in first.sent_items()}
+    assert {item.id: item.content_hash for item in second.sent_items()} == sent_hashes
     # The state names a server-side row: short, and it says nothing about any memory.
     assert len(first.state) < 50 and not any(key in first.state for key in ids.values())
     assert len(second.model_dump_json(exclude_none=True)) * 3 < len(first.model_dump_json(exclude_none=True))
@@ -97,7 +93,37 @@ def test_new_changed_and_retired_memories_since_the_state() -> None:
 
 
 def first_hash(output: GetContextOutput, memory_id: str) -> str | None:
-    return next(item.content_hash for item in items(output) if item.id == memory_id)
+    return next(item.content_hash for item in output.sent_items() if item.id == memory_id)
+
+
+def test_a_code_check_changes_the_hash_only_when_the_code_state_changes() -> None:
+    rule = remember("Postings lock the account: `post_entry()` in ledger/services.py takes an advisory lock.")
+    CodeRef.objects.filter(memory_id=rule).update(state="current", checked_commit="a" * 40)
+    first = context()
+    [view] = first.project
+    assert isinstance(view, MemoryView) and view.code_refs, "the rule's code references are shown"
+    # A `refs sync` at a new commit that finds the code unchanged: the agent's copy still holds.
+    CodeRef.objects.filter(memory_id=rule).update(checked_commit="b" * 40)
+    second = context(state=first.state)
+    assert ref_ids(second) == {rule}
+    # The symbol changed: the view says so, so it is sent again in full.
+    CodeRef.objects.filter(memory_id=rule, symbol="post_entry").update(
+        state="changed", checked_commit="c" * 40
+    )
+    Memory.objects.filter(pk=rule).update(code_state="changed")
+    third = context(state=second.state)
+    assert full_ids(third) == {rule} and third.project[0].stale is True
+
+
+def test_a_snapshot_keeps_the_newest_memories_the_agent_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services, "MAX_HELD_MEMORIES", 3)
+    rules = [remember(f"Rule {n}: services own their transactions, case {n}.") for n in range(5)]
+    first = context()
+    assert full_ids(first) == set(rules)
+    second = context(state=first.state)
+    # Only three were remembered as held: the other two come in full again, never as a dangling reference.
+    assert len(ref_ids(second)) == 3 and len(full_ids(second)) == 2
+    assert ref_ids(second) | full_ids(second) == set(rules)
 
 
 def test_expired_memories_are_removed() -> None:
