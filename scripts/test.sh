@@ -23,7 +23,10 @@ fi
 # on one worker, so a module's server or cluster starts once (2026-12-01, this 2-core machine: 3:04 against
 # 4:52 in one process).
 set +e
-.venv/bin/python -m pytest -n 2 --dist loadfile "$@"
+# Temporary folders under the throwaway home, not the shared /tmp/pytest-of-$USER: another pytest run on
+# the same machine prunes old runs there and resets its mode, which pulled folders (and the clusters in
+# them) from under a running suite.
+.venv/bin/python -m pytest -n 2 --dist loadfile --basetemp "$home/pytest" "$@"
 status=$?
 set -e
 # pytest exits 5 when it collected nothing: that is a failure here, a suite that runs no test proves nothing.
