@@ -365,28 +365,19 @@ def _embed_committed(memory: Memory) -> tuple[str, list[float]] | None:
     missing. Run after the commit, so no lock is held while a provider answers and a deduplicated
     remember (returned earlier) is never embedded again.
     """
-    primary = None
     try:
         embedders = providers.embedders()
+        vectors = embed_now(embedders=embedders, memory=memory)
     except Exception:
         log.warning(
-            "loading the embedders failed; the backfill embeds the memory",
+            "embedding a new memory failed; the backfill embeds it",
             exc_info=True,
             extra={"memory_id": str(memory.id)},
         )
         return None
-    for index, embedder in enumerate(embedders):
-        try:
-            vector = embed_now(embedder=embedder, memory=memory)
-        except Exception:
-            log.warning(
-                "embedding a new memory failed; the backfill embeds it",
-                exc_info=True,
-                extra={"memory_id": str(memory.id), "model": embedder.name},
-            )
-            continue
-        if index == 0 and vector is not None:
-            primary = (embedder.name, vector)
+    primary = None
+    if embedders and vectors[0] is not None:
+        primary = (embedders[0].name, vectors[0])
     return primary
 
 
