@@ -240,8 +240,7 @@ def retrieve(
 
 
 def _memories(ids: list[UUID]) -> dict[UUID, Memory]:
-    # The generated search columns are long (two text-search vectors per memory) and no view shows them.
-    return Memory.objects.defer("content_tsv", "content_tsv_en", "content_key").in_bulk(ids)
+    return Memory.objects.for_views().in_bulk(ids)
 
 
 def _feedback_query(query: str, fused: dict[UUID, float]) -> str:

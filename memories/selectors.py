@@ -144,7 +144,7 @@ def context_get(
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget)
-    served = Memory.objects.served(clock.now())
+    served = Memory.objects.served(clock.now()).for_views()
 
     # One ordered index scan per scope, merged here: `scope IN (...)` has no ordered index path, so a
     # single query sorts every preference of both scopes (124 ms at a million memories).
