@@ -31,9 +31,9 @@ class RequestThreads:
     request's DB calls share a thread and a connection, as in a Django view) and is kept for the next.
 
     A bare ThreadSensitiveContext starts a new thread for every request and ends it afterwards; under load
-    starting threads took about a tenth of a worker's Python time (py-spy, docs/benchmarks.md). The admission
-    gate bounds the requests in work at once, so few threads are ever needed; beyond `keep` idle ones,
-    a returned executor is shut down.
+    that took 13 % of the samples in which a worker held the GIL (py-spy, docs/benchmarks.md). The
+    admission gate bounds the requests in work at once, so few threads are ever needed; beyond `keep` idle
+    ones, a returned executor is shut down.
     """
 
     def __init__(self, *, keep: int) -> None:
