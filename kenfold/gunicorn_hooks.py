@@ -13,6 +13,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -27,3 +28,18 @@ def post_fork(server: Any, worker: Any) -> None:
     # The master may have died between fork() and prctl(); the signal would then never come.
     if os.getppid() != worker.ppid:
         os._exit(1)
+
+
+def post_worker_init(worker: Any) -> None:
+    """Load the local embedding models in the background as soon as the worker has the app, so that the
+    first searches after a (re)start do not each wait for the load (seconds under load; issue 14). In a
+    thread: the worker answers (health checks, requests that need no model) meanwhile."""
+    from memories.providers import load_local_models  # the app, and so Django, is loaded by now
+
+    def load() -> None:
+        try:
+            load_local_models()
+        except Exception:  # the first request that needs a model reports the failure with its own error
+            worker.log.warning("loading the local embedding models at start failed", exc_info=True)
+
+    threading.Thread(target=load, name="kenfold-load-models", daemon=True).start()

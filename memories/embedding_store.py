@@ -78,21 +78,26 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
     return written
 
 
-def embed_now(*, embedder: Embedder, memory: Memory) -> list[float] | None:
-    """Embed one memory with one model and store the vector; None when the provider failed (logged with
-    the memory id; the backfill retries it)."""
-    try:
-        vector = embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0]
-    except EmbeddingError:
-        log.warning(
-            "embedding a memory failed; the backfill retries it",
-            extra={"memory_id": str(memory.id), "model": embedder.name},
-        )
-        return None
+def embed_now(*, embedders: Sequence[Embedder], memory: Memory) -> list[list[float] | None]:
+    """Embed one memory with each model and store the vectors, in one transaction (one commit for all
+    models, not one each); per model its vector, or None when that provider failed (logged with the
+    memory id; the backfill retries it)."""
+    vectors: list[list[float] | None] = []
+    for embedder in embedders:
+        try:
+            vectors.append(embedder.embed([memory.content], timeout=REMEMBER_EMBED_TIMEOUT)[0])
+        except EmbeddingError:
+            log.warning(
+                "embedding a memory failed; the backfill retries it",
+                extra={"memory_id": str(memory.id), "model": embedder.name},
+            )
+            vectors.append(None)
     # A savepoint when a caller's transaction is open: a failed write must not leave it unusable.
     with transaction.atomic():
-        store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
-    return vector
+        for embedder, vector in zip(embedders, vectors, strict=True):
+            if vector is not None:
+                store_vectors(model=embedder.name, items=[(memory.id, memory.content, vector)])
+    return vectors
 
 
 def _lacking_vector(model: str) -> QuerySet[Memory]:

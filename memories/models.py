@@ -71,6 +71,11 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         """What agents may see: active and not expired."""
         return self.unexpired(now).filter(status=Status.ACTIVE)
 
+    def for_views(self) -> "MemoryQuerySet":
+        """Without the generated search columns: no view shows them, and they are long (two text-search
+        vectors of the whole content per memory) to send, parse and keep for every row."""
+        return self.defer("content_tsv", "content_tsv_en", "content_key")
+
 
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, db_default=UUIDv7(), editable=False)

@@ -6,7 +6,10 @@ parsed and checked at start (kenfold.settings). Changing either setting (a test'
 override_settings) drops the built providers, so the next call builds them from the new values.
 """
 
+import array
+import logging
 import threading
+from collections import OrderedDict
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -14,9 +17,24 @@ from django.dispatch import receiver
 
 from kenfold_common.errors import InvalidInput
 from memories.chat import ChatModel, chat_from_settings
-from memories.embeddings import Embedder
+from memories.embeddings import Embedder, EmbeddingError
 from memories.embeddings.config import embedders_from_settings
+from memories.embeddings.minilm import LocalMiniLMEmbedder
+from memories.embeddings.use import LocalUSEEmbedder
 from memories.rerank import Reranker, reranker_from_settings
+
+log = logging.getLogger(__name__)
+
+QUERY_EMBED_TIMEOUT = 10.0
+# Query vectors kept per process, by model name and text. Agents ask the same things again (get_context's
+# task at the start of each session, a recall retried with the same words), and every search embeds its
+# query with each model: with both local models that is about 8 ms of CPU, half of a recall's own work in
+# the server (docs/benchmarks.md, "Load: what an operation costs"). A vector depends only on the model (the
+# pinned file its name stands for) and the text, so a cached one is the vector the model would give.
+# Bounded: 1,024 entries of up to 512 doubles per model, ~7 MB per process.
+QUERY_VECTOR_CACHE_SIZE = 1024
+_query_vectors: OrderedDict[tuple[str, str], array.array] = OrderedDict()
+_query_vectors_lock = threading.Lock()
 
 _lock = threading.Lock()
 _loaded = False
@@ -41,6 +59,43 @@ def embedders() -> list[Embedder]:
     if not _loaded:
         _load()
     return list(_embedders)
+
+
+def cached_query_vector(embedder: Embedder, text: str) -> list[float] | None:
+    """The vector of a query embedded before by this model, if still cached."""
+    with _query_vectors_lock:
+        vector = _query_vectors.get((embedder.name, text))
+        if vector is None:
+            return None
+        _query_vectors.move_to_end((embedder.name, text))
+    return vector.tolist()
+
+
+def query_vector(embedder: Embedder, text: str) -> list[float] | None:
+    """A search query's vector (cached), or None when the model failed: full-text results are still useful,
+    and the embedder's own error, logged here, says what failed. Failures are not cached."""
+    cached = cached_query_vector(embedder, text)
+    if cached is not None:
+        return cached
+    try:
+        vector = embedder.embed([text], timeout=QUERY_EMBED_TIMEOUT)[0]
+    except EmbeddingError:
+        log.warning("query embedding failed; searching without its vectors", exc_info=True)
+        return None
+    with _query_vectors_lock:
+        _query_vectors[(embedder.name, text)] = array.array("d", vector)
+        while len(_query_vectors) > QUERY_VECTOR_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
+def load_local_models() -> None:
+    """Load the in-process embedding models now (1-3 s of CPU each), not in the first requests that need
+    them: those would wait for the load, and under load every request behind them would too. Models
+    served over HTTP are not called."""
+    for embedder in embedders():
+        if isinstance(embedder, LocalMiniLMEmbedder | LocalUSEEmbedder):
+            query_vector(embedder, "warm up")
 
 
 def reranker() -> Reranker | None:
@@ -73,3 +128,6 @@ def _provider_setting_changed(*, setting: str, **kwargs: object) -> None:
     if setting in ("EMBEDDING", "RERANK", "CHAT"):
         with _lock:
             _loaded, _embedders, _reranker, _chat = False, [], None, None
+        # Another embedding server may give other vectors under the same model name (tests do).
+        with _query_vectors_lock:
+            _query_vectors.clear()

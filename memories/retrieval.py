@@ -17,11 +17,10 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection
 
 from kenfold import clock
 from memories import extensions, providers, search
-from memories.embeddings import Embedder, EmbeddingError
+from memories.embeddings import Embedder
 from memories.lexical import feedback_words
 from memories.models import CodeState, Memory, MemoryType
 from memories.presenters import memory_view
@@ -30,7 +29,6 @@ from memories.schemas import MemoryView
 
 log = logging.getLogger(__name__)
 
-QUERY_EMBED_TIMEOUT = 10.0
 MIN_RANKER_DEPTH = 50
 # Vector rankings are read less deep than the lexical one. A filtered HNSW scan costs in proportion to the
 # rows it must return (30 cost 65% of 50 at 100,000 memories), and with RRF k = 3 a memory found only at
@@ -114,28 +112,24 @@ def fuse(rankings: list[tuple[list[UUID], float]], *, k: int) -> dict[UUID, floa
     return {memory_id: score * scale for memory_id, score in fused.items()}
 
 
-def _query_vector(embedder: Embedder, query: str) -> list[float] | None:
-    try:
-        return embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
-    except EmbeddingError:
-        # Full-text results are still useful; the embedder's own error says what failed.
-        log.warning("query embedding failed; searching without its vectors", exc_info=True)
-        return None
-
-
-# Each query embedding (CPU in onnxruntime, or an HTTP call) and its vector search (on a pooled connection
-# of its own) run beside the lexical search: both release the GIL while they wait, so a search costs the
-# longest of them instead of their sum.
-_VECTOR_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kenfold-vector")
+# A query embedding that is not cached (CPU in onnxruntime or numpy, or an HTTP call) runs here, beside the
+# lexical search: both release the GIL while they work or wait, so a search costs the longest of them
+# instead of their sum. Only the embedding: the vector searches then run on the request's own connection,
+# which sees its uncommitted writes and costs no pool checkout (two more per search when each ran in its
+# thread with a connection of its own: under load, a round trip to check each and a slot in the pool).
+_EMBED_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kenfold-embed")
 
 
 def _vector_ranking(
-    *, embedder: Embedder, query: str, scopes: list[str], types: list[str] | None, now: datetime, limit: int
-) -> list[UUID] | None:
-    """Nearest memories to the query's vector; None when the query could not be embedded."""
-    vector = _query_vector(embedder, query)
-    if vector is None:
-        return None
+    *,
+    embedder: Embedder,
+    vector: list[float],
+    scopes: list[str],
+    types: list[str] | None,
+    now: datetime,
+    limit: int,
+) -> list[UUID]:
+    """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
     nearest = search.vector_search(
         vector=vector,
@@ -147,14 +141,6 @@ def _vector_ranking(
         max_distance=config["max_distance"] or embedder.max_distance,
     )
     return [memory_id for memory_id, _distance in nearest]
-
-
-def _vector_ranking_in_thread(**arguments) -> list[UUID] | None:
-    try:
-        return _vector_ranking(**arguments)
-    finally:
-        # This thread's connection goes back to the pool; the next search may run on another thread.
-        connection.close()
 
 
 def retrieve(
@@ -170,7 +156,6 @@ def retrieve(
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
     arguments = {
-        "query": query,
         "scopes": scopes,
         "types": types,
         "now": now,
@@ -189,22 +174,21 @@ def retrieve(
         )
         > 0
     ]
-    # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
-    concurrent = not connection.in_atomic_block
-    futures: list[Future[list[UUID] | None]] = []
-    if concurrent:
-        futures = [
-            _VECTOR_THREADS.submit(_vector_ranking_in_thread, embedder=embedder, **arguments)
-            for embedder, _weight in weighted
-        ]
+    vectors: list[list[float] | Future[list[float] | None] | None] = [
+        providers.cached_query_vector(embedder, query) for embedder, _weight in weighted
+    ]
+    vectors = [
+        _EMBED_THREADS.submit(providers.query_vector, embedder, query) if vector is None else vector
+        for (embedder, _weight), vector in zip(weighted, vectors, strict=True)
+    ]
     lexical = search.lexical_search(
         query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
     )
     rankings = [(lexical, 1.0)]
-    for index, (embedder, weight) in enumerate(weighted):
-        nearest = futures[index].result() if concurrent else _vector_ranking(embedder=embedder, **arguments)
-        if nearest is not None:
-            rankings.append((nearest, weight))
+    for (embedder, weight), pending in zip(weighted, vectors, strict=True):
+        vector = pending.result() if isinstance(pending, Future) else pending
+        if vector is not None:
+            rankings.append((_vector_ranking(embedder=embedder, vector=vector, **arguments), weight))
     feedback = config["feedback"] == "always" or (config["feedback"] == "auto" and len(rankings) == 1)
     recency = options.recency and has_recency_intent(query)
     if recency:
@@ -266,8 +250,7 @@ def retrieve(
 
 
 def _memories(ids: list[UUID]) -> dict[UUID, Memory]:
-    # The generated search columns are long (two text-search vectors per memory) and no view shows them.
-    return Memory.objects.defer("content_tsv", "content_tsv_en", "content_key").in_bulk(ids)
+    return Memory.objects.for_views().in_bulk(ids)
 
 
 def _feedback_query(query: str, fused: dict[UUID, float]) -> str:

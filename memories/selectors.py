@@ -286,7 +286,7 @@ def context_get(
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget, held or {})
-    served = Memory.objects.served(clock.now())
+    served = Memory.objects.served(clock.now()).for_views()
     removed = None
     if held is not None:
         still_served = {

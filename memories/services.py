@@ -103,7 +103,12 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     candidates = Memory.objects.unexpired(clock.now()).filter(scope=scope, status__in=LIVE_STATUSES)
     if type is not None:
         candidates = candidates.filter(type=type)
-    return candidates.filter(same_content(content)).order_by("-created_at", "-id").first()
+    return (
+        candidates.filter(same_content(content))
+        .only("id", "type", "status")
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[MemoryView]:
@@ -137,7 +142,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
             )
         for hit in hits:
             best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
-        rows = Memory.objects.in_bulk(list(best))
+        rows = Memory.objects.for_views().in_bulk(list(best))
         ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
         return extensions.views_presented(
             [memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked]
@@ -359,28 +364,19 @@ def _embed_committed(memory: Memory) -> tuple[str, list[float]] | None:
     missing. Run after the commit, so no lock is held while a provider answers and a deduplicated
     remember (returned earlier) is never embedded again.
     """
-    primary = None
     try:
         embedders = providers.embedders()
+        vectors = embed_now(embedders=embedders, memory=memory)
     except Exception:
         log.warning(
-            "loading the embedders failed; the backfill embeds the memory",
+            "embedding a new memory failed; the backfill embeds it",
             exc_info=True,
             extra={"memory_id": str(memory.id)},
         )
         return None
-    for index, embedder in enumerate(embedders):
-        try:
-            vector = embed_now(embedder=embedder, memory=memory)
-        except Exception:
-            log.warning(
-                "embedding a new memory failed; the backfill embeds it",
-                exc_info=True,
-                extra={"memory_id": str(memory.id), "model": embedder.name},
-            )
-            continue
-        if index == 0 and vector is not None:
-            primary = (embedder.name, vector)
+    primary = None
+    if embedders and vectors[0] is not None:
+        primary = (embedders[0].name, vectors[0])
     return primary
 
 
@@ -481,7 +477,11 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
     """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
     caller.require_write("resume")
     scope = scope_for_project(project)
-    handoff = _handoffs(Memory.objects.served(clock.now()), scope).order_by("-created_at", "-id").first()
+    handoff = (
+        _handoffs(Memory.objects.served(clock.now()).for_views(), scope)
+        .order_by("-created_at", "-id")
+        .first()
+    )
     if handoff is None:
         return ResumeOutput()
     try:

@@ -71,8 +71,10 @@ class LocalMiniLMEmbedder:
     def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
         if not texts:
             return []
-        deadline = time.monotonic() + timeout
         model = _local_model(self.threads)
+        # The deadline bounds the embedding, not the one-time load before it (seconds on a busy machine),
+        # which would otherwise fail the first texts of a process for nothing.
+        deadline = time.monotonic() + timeout
         try:
             encodings = [model.tokenizer.encode(prepare_input(text)) for text in texts]
         except Exception as exc:

@@ -65,8 +65,9 @@ class LocalUSEEmbedder:
     def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
         if not texts:
             return []
-        deadline = time.monotonic() + timeout
         encode = _local_use_model(self.threads)
+        # The deadline bounds the embedding, not the one-time load before it (see LocalMiniLMEmbedder).
+        deadline = time.monotonic() + timeout
         inputs = [prepare_input(text) for text in texts]
         vectors: list[list[float]] = []
         for start, end in _char_batches([len(text) for text in inputs]):

@@ -1,6 +1,8 @@
 """The README's `make run` serves /healthz and /readyz, and readiness follows the database."""
 
+import socket
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -37,6 +39,13 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
             # Health checks answer any Host; everything else is behind the allowlist.
             assert httpx.get(f"{base}/readyz", headers={"Host": "attacker.example"}).status_code == 200
             assert httpx.get(f"{base}/elsewhere", headers={"Host": "attacker.example"}).status_code == 403
+            # A connection left idle longer than gunicorn's default keep-alive (2 s) is still answered: the
+            # server never closes one under a client that is about to reuse it.
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+                for pause in (3, 0):
+                    connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    assert connection.recv(4096).startswith(b"HTTP/1.1 200")
+                    time.sleep(pause)
 
             manage(home, "db", "stop")
             response = httpx.get(f"{base}/readyz")

@@ -67,8 +67,10 @@ def test_vector_only_match_and_distance_cutoff(provider_env: Callable[..., None]
 def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
     provider_env: Callable[..., None],
 ) -> None:
-    """As served (no transaction around a tool call), the query embedding and the vector search run on a
-    worker thread with a pooled connection of their own; the results are the same as in line."""
+    """As served (no transaction around a tool call), the query is embedded on a worker thread beside the
+    lexical search, once per model and text (later searches reuse the vector), and the vector search runs
+    on the request's connection; the results are the same as in line. Another embedding server (a
+    settings change) starts with no cached vectors."""
     from django.db import connection
 
     with embedding_server() as server:
@@ -81,9 +83,11 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
         for _ in range(20):  # connections go back to the pool: repeated searches never exhaust it
             assert recall(VECTOR_ONLY_QUERY)[0] == target
         received = [r for r in server.received if "input" in (r.json or {})]
-        assert any(VECTOR_ONLY_QUERY in str(r.json["input"]) for r in received), "the query was embedded"
+        embedded = [r for r in received if VECTOR_ONLY_QUERY in str(r.json["input"])]
+        assert len(embedded) == 1, "the query was embedded once, then its vector reused"
     with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
         use_embedder(provider_env, down.url)
+        assert recall(VECTOR_ONLY_QUERY) == [], "no vector of the previous server is used"
         assert recall("idempotent payments") == [target], "a failing embedder still leaves full-text"
 
 

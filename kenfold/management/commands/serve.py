@@ -21,6 +21,7 @@ from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
 WORKER_RESTART_DELAY = 5
+KEEP_ALIVE_S = 75
 
 
 class Command(KenfoldCommand):
@@ -74,6 +75,13 @@ class Command(KenfoldCommand):
             "--no-control-socket",
             "--graceful-timeout",
             "10",
+            # An idle connection stays open longer than clients keep theirs (httpx 5 s, Node 4-5 s), so it
+            # is the client that closes it. With gunicorn's default of 2 s, a client could send its next
+            # request on a connection the server was closing at that moment: under load the request then
+            # failed with "Server disconnected without sending a response" (issue 14, at 32 and 64
+            # agents). An idle connection costs the async worker almost nothing.
+            "--keep-alive",
+            str(KEEP_ALIVE_S),
             # Workers quit the moment their master dies (kenfold.gunicorn_hooks).
             "--config",
             "python:kenfold.gunicorn_hooks",
