@@ -115,7 +115,7 @@ def fuse(rankings: list[tuple[list[UUID], float]], *, k: int) -> dict[UUID, floa
 
 def _query_vector(embedder: Embedder, query: str) -> list[float] | None:
     try:
-        return embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT)[0]
+        return embedder.embed([query], timeout=QUERY_EMBED_TIMEOUT, side="query")[0]
     except EmbeddingError:
         # Full-text results are still useful; the embedder's own error says what failed.
         log.warning("query embedding failed; searching without its vectors", exc_info=True)

@@ -112,6 +112,53 @@ def test_local_models_find_a_memory_written_in_the_other_language(provider_env: 
     assert recall(korean_question)[0] == english
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_asymmetric_http_model_is_told_queries_from_passages(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """Memories are embedded as passages and questions as queries: each side with its configured prefix
+    and input_type, as e5-style servers expect; the stored content itself never carries the prefix."""
+    # The scripted server hashes the prefixes as words too, which pushes the pair past the 0.55 cutoff.
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "max_distance": 1.0}
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        provider_env(
+            KENFOLD_EMBED_QUERY_PREFIX="query: ",
+            KENFOLD_EMBED_PASSAGE_PREFIX="passage: ",
+            KENFOLD_EMBED_INPUT_TYPE="search_query,search_document",
+        )
+        target = remember(IDEMPOTENT)
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+        sent = [(r.json["input"], r.json.get("input_type")) for r in server.received]
+    assert sent == [
+        ([f"passage: {IDEMPOTENT}"], "search_document"),
+        ([f"query: {VECTOR_ONLY_QUERY}"], "search_query"),
+    ]
+    assert Memory.objects.get(id=target).content == IDEMPOTENT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_plus_local_ranks_with_the_served_model_beside_both_local_ones(
+    provider_env: Callable[..., None],
+) -> None:
+    """KENFOLD_EMBED=http+local: every write gets the served model's vector and both local ones; each is
+    its own ranking, so a search still finds by vector when the server is down."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        provider_env(KENFOLD_EMBED="http+local")
+        english = remember("Refunds are paid back to the original card within five business days.")
+        target = remember(IDEMPOTENT)
+        remember(DARK_MODE)
+        models = set(MemoryEmbedding.objects.filter(memory_id=target).values_list("model", flat=True))
+        assert models == {"fake-embed", "all-minilm-l6-v2-int8", "use-multilingual-v3"}
+        assert recall(VECTOR_ONLY_QUERY)[0] == target, "the served model's synonyms match"
+        assert len([r for r in server.received if VECTOR_ONLY_QUERY in str(r.json["input"])]) == 1
+    with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
+        use_embedder(provider_env, down.url)
+        provider_env(KENFOLD_EMBED="http+local")
+        assert recall("환불은 언제 카드로 돌아와?")[0] == english, "the local multilingual model still ranks"
+
+
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
     provider_env: Callable[..., None],
 ) -> None:
