@@ -159,6 +159,23 @@ def test_http_plus_local_ranks_with_the_served_model_beside_both_local_ones(
         assert recall("환불은 언제 카드로 돌아와?")[0] == english, "the local multilingual model still ranks"
 
 
+def test_cross_language_fusion_stops_counting_blind_rankings_against_a_memory(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """A Korean question: full-text search finds the Korean summary (shared words) and cannot read the
+    English rule; the vector ranking puts the rule first. Plain fusion counts the full-text search's
+    silence against the rule; cross-language fusion does not, and the rule comes first."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        rule = remember("Payments are idempotent on the event id.")
+        summary = remember("세션 요약: 결제 중복 문제 웹훅 재시도 확인 완료")
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "learned_rank": False, "cross_language": 0.0}
+        assert recall("결제 중복") == [summary, rule]
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "cross_language": 1.0}
+        assert recall("결제 중복") == [rule, summary]
+        assert recall("payments idempotent")[0] == rule, "same-script questions are unchanged"
+
+
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
     provider_env: Callable[..., None],
 ) -> None:

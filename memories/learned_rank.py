@@ -1,0 +1,129 @@
+"""A learned order for the first stage's best candidates, without a cross-encoder (spec §1.7).
+
+The first stage finds the answer more often than it puts it in the top 10: on LoCoMo 86.5% of evidence
+turns are in some ranking's top 50, 68.6% in some top 10 (docs/benchmarks.md). Fusion by rank alone
+cannot tell a memory that the full-text search ranks 2nd because it repeats one rare word of the
+question from one that shares every word of it. This model reads more than ranks: per candidate, its
+place in each ranking, its fused score, how much of the question it contains, its script against the
+question's, its length, type and age; a logistic regression turns them into the probability that the
+memory answers the question, and the candidates are reordered by it.
+
+The weights (``memories.ranker_weights``) are trained by ``bench/train_ranker.py`` on data that is none
+of our evaluation sets, and are small enough to read. Scoring 50 candidates is a few hundred
+multiplications and one query for their texts; KENFOLD_SEARCH_LEARNED_RANK=false turns it off.
+"""
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from memories import ranking
+from memories.lexical import korean_stem
+from memories.ranker_weights import BIAS, FEATURES, MEANS, SCALES, WEIGHTS
+from memories.ranking import Ranking
+
+# Reciprocal ranks in the features use a fixed constant, so the weights stay valid whatever
+# KENFOLD_SEARCH_RRF_K is.
+FEATURE_K = 3
+DEPTH = 50
+_WORD = re.compile(r"[^\W_]+")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+# Words every question has; they say nothing about a memory containing them.
+_QUESTION_WORDS = frozenset(
+    """
+    a an the and or but of to in on at by for with from is are was were be been do does did have has had
+    i me my we our you your he she it its they them their this that what which who whom when where why how
+    can could should would will any some did does about into than then there here so if not no yes
+    뭐 뭐야 뭐지 어떻게 어디 언제 왜 누가 무엇 무슨 어느
+    """.split()
+)
+# A word matches another when they share this many leading characters (or are equal when shorter):
+# "retries" finds "retried", "deploys" finds "deployment", without a stemmer.
+_PREFIX = 5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the model reads of one memory besides its ranks."""
+
+    content: str
+    type: str
+    created_at: datetime
+
+
+def _keys(text: str) -> set[str]:
+    keys = set()
+    for word in _WORD.findall(text.lower()):
+        if word in _QUESTION_WORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        if _HANGUL.search(word):
+            word = korean_stem(word)
+            keys.add(word[:2])
+        else:
+            keys.add(word[:_PREFIX])
+    return keys
+
+
+def features(
+    *,
+    query: str,
+    rankings: Sequence[Ranking],
+    fused: dict[UUID, float],
+    candidates: dict[UUID, Candidate],
+    now: datetime,
+) -> dict[UUID, list[float]]:
+    """The FEATURES of each candidate, in that order."""
+    places: dict[str, dict[UUID, int]] = {}
+    for one in rankings:
+        best = places.setdefault(one.kind, {})
+        for rank, memory_id in enumerate(one.ids, 1):
+            if rank < best.get(memory_id, DEPTH + 1):
+                best[memory_id] = rank
+    query_keys = _keys(query)
+    query_non_latin = ranking.non_latin(query)
+    order = sorted(fused, key=lambda memory_id: -fused[memory_id])
+    fused_rank = {memory_id: rank for rank, memory_id in enumerate(order, 1)}
+    count = max(1, len(rankings))
+    out: dict[UUID, list[float]] = {}
+    for memory_id, candidate in candidates.items():
+        memory_keys = _keys(candidate.content)
+        memory_non_latin = ranking.non_latin(candidate.content)
+        age_days = max(0.0, (now - candidate.created_at).total_seconds() / 86400)
+
+        def place(kind: str, memory_id: UUID = memory_id) -> float:
+            rank = places.get(kind, {}).get(memory_id)
+            return 0.0 if rank is None else (FEATURE_K + 1) / (FEATURE_K + rank)
+
+        values = {
+            "lexical": place(ranking.LEXICAL),
+            "english": place(ranking.ENGLISH_VECTORS),
+            "multilingual": place(ranking.MULTILINGUAL_VECTORS),
+            "recent": place(ranking.RECENT),
+            "feedback": place(ranking.FEEDBACK),
+            "fused": fused.get(memory_id, 0.0),
+            "fused_place": 1.0 / fused_rank.get(memory_id, DEPTH + 1),
+            "rankings_share": sum(memory_id in p for p in places.values()) / count,
+            "overlap": len(query_keys & memory_keys) / len(query_keys) if query_keys else 0.0,
+            "cross_script": float(query_non_latin != memory_non_latin),
+            "length": math.log1p(len(candidate.content)) / 8,
+            "episodic": float(candidate.type == "episodic"),
+            "temporary": float(candidate.type == "temporary"),
+            "age": math.log1p(age_days) / 6,
+        }
+        out[memory_id] = [values[name] for name in FEATURES]
+    return out
+
+
+def probabilities(vectors: dict[UUID, list[float]]) -> dict[UUID, float]:
+    """The model's probability that each memory answers the question."""
+    scored = {}
+    for memory_id, vector in vectors.items():
+        logit = BIAS + sum(
+            weight * (value - mean) / scale
+            for weight, value, mean, scale in zip(WEIGHTS, vector, MEANS, SCALES, strict=True)
+        )
+        scored[memory_id] = 1.0 / (1.0 + math.exp(-logit)) if logit > -500 else 0.0
+    return scored
