@@ -4,12 +4,16 @@
     .venv/bin/python bench/retrieval_sweep.py ../shared/data/locomo/locomo10.json --locomo-context \\
         --set learned_rank=false,true [--conversations N] [--from-conversation N]
 
-Each `--set NAME=V1,V2,...` names a key of settings.RETRIEVAL (the KENFOLD_SEARCH_* values) and the
-values to try, one run per value (several --set: every combination). Loading, metrics and the report are
+Each `--set NAME=V1,V2,...` names a key of settings.RETRIEVAL (the KENFOLD_SEARCH_* values), or a
+module constant as `module.NAME` (memories.ranking.NON_LATIN_SHARE), or `weights` (files written by
+bench/train_ranker.py --out, used in place of memories/ranker_weights.py), and the values to try, one run
+per value (several --set: every combination). Loading, metrics and the report are
 bench/retrieval_eval.py's; this only saves loading and embedding the set once per value.
 """
 
 import argparse
+import importlib
+import importlib.util
 import itertools
 import json
 import sys
@@ -110,12 +114,19 @@ def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settin
     reports = []
     for combination in itertools.product(*(values for _, values in sweeps)):
         changed = dict(zip(names, combination, strict=True))
-        unknown = set(changed) - set(settings.RETRIEVAL)
+        if "weights" in changed:
+            use_weights(Path(str(changed["weights"])))
+        constants = {name: value for name, value in changed.items() if "." in name}
+        retrieval = {name: value for name, value in changed.items() if "." not in name and name != "weights"}
+        unknown = set(retrieval) - set(settings.RETRIEVAL)
         if unknown:
             raise SystemExit(f"not a retrieval setting: {', '.join(sorted(unknown))}")
+        for name, value in constants.items():
+            module, _, attribute = name.rpartition(".")
+            setattr(importlib.import_module(module), attribute, value)
         rows: dict[str, list[dict[str, float]]] = defaultdict(list)
         latencies = []
-        with override_settings(RETRIEVAL={**settings.RETRIEVAL, **changed}):
+        with override_settings(RETRIEVAL={**settings.RETRIEVAL, **retrieval}):
             for query in queries:
                 began = time.perf_counter()
                 result = selectors.memory_recall(
@@ -145,6 +156,21 @@ def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settin
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(reports, indent=2) + "\n")
     return 0
+
+
+def use_weights(path: Path) -> None:
+    """Put the numbers of a weights file written by bench/train_ranker.py in place of the shipped ones."""
+    from memories import learned_rank, ranker_weights
+
+    spec = importlib.util.spec_from_file_location("candidate_weights", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot read {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if module.FEATURES != learned_rank.FEATURES:
+        raise SystemExit(f"{path} was trained on other features")
+    for name in ("MEANS", "SCALES", "WEIGHTS", "BIAS"):
+        setattr(ranker_weights, name, getattr(module, name))
 
 
 if __name__ == "__main__":

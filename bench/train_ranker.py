@@ -1,11 +1,13 @@
 """Train the learned first-stage order (memories.learned_rank) and write memories/ranker_weights.py.
 
     .venv/bin/python bench/train_ranker.py ../shared/data/locomo/locomo10.json --conversations 5 \\
-        --locomo-context [--out memories/ranker_weights.py]
+        --locomo-context --extra bench/data/train_ranker.json [--out memories/ranker_weights.py]
 
-Training data must be none of the evaluation sets: by default the first 5 LoCoMo conversations, so
-LoCoMo is then evaluated on conversations 6-10 only (bench/retrieval_eval.py --from-conversation 5),
-and bench/data/dev.json is never read here. Each question runs through search exactly as `recall` runs
+Training data must be none of the evaluation sets: the first 5 LoCoMo conversations, so LoCoMo is then
+evaluated on conversations 6-10 only (bench/retrieval_eval.py --from-conversation 5), and
+bench/data/train_ranker.json, a small corpus of our own (four projects unlike dev.json's, memories and
+questions in Korean and English both ways), the only place a question meets a memory in the other
+language; bench/data/dev.json is refused. Each question runs through search exactly as `recall` runs
 it, with the learned order off; the features of its best 50 candidates (SearchOptions.trace) become rows,
 labelled 1 for the question's evidence turns. A logistic regression (L2, standardized features, plain
 numpy gradient descent; no new dependency) is fitted to them.
@@ -30,6 +32,12 @@ def main() -> int:
     parser.add_argument("data", type=Path, help="LoCoMo's locomo10.json")
     parser.add_argument("--conversations", type=int, default=5, help="train on the first N conversations")
     parser.add_argument("--locomo-context", action="store_true")
+    parser.add_argument(
+        "--extra", type=Path, action="append", default=[], help="a training set in Kenfold's format"
+    )
+    parser.add_argument(
+        "--extra-weight", type=float, default=4.0, help="weight of each --extra question against a LoCoMo one"
+    )
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty on the weights")
     parser.add_argument("--out", type=Path, default=REPO / "memories" / "ranker_weights.py")
     args = parser.parse_args()
@@ -66,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from kenfold.caller import Caller
     from memories import providers, selectors
     from memories.embedding_store import backfill
-    from memories.ranker_weights import FEATURES
+    from memories.learned_rank import FEATURES
     from memories.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
@@ -77,6 +85,14 @@ def run(args: argparse.Namespace) -> int:
         ids, queries = retrieval_eval.load_locomo(
             raw[: args.conversations], now=now, context_turns=args.locomo_context
         )
+        for extra in args.extra:
+            if extra.resolve() == (REPO / "bench" / "data" / "dev.json").resolve():
+                raise SystemExit("bench/data/dev.json is an evaluation set; never train on it")
+            extra_ids, extra_queries = retrieval_eval.load_kenfold_format(
+                json.loads(extra.read_text()), now=now
+            )
+            ids.update(extra_ids)
+            queries += [{**query, "weight": args.extra_weight} for query in extra_queries]
     for embedder in providers.embedders():
         backfill(embedder=embedder)
     with connection.cursor() as cursor:
@@ -84,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
     by_id = {memory_id: key for key, memory_id in ids.items()}
     rows: list[list[float]] = []
     labels: list[float] = []
-    groups: list[int] = []
+    question_weights: list[float] = []
     caller = Caller(agent="train")
-    for number, query in enumerate(queries):
+    for query in queries:
         trace: list = []
         selectors.memory_recall(
             caller=caller,
@@ -100,15 +116,16 @@ def run(args: argparse.Namespace) -> int:
             for memory_id, vector in vectors.items():
                 rows.append(vector)
                 labels.append(1.0 if by_id.get(str(memory_id)) in relevant else 0.0)
-                groups.append(number)
+                question_weights.append(query.get("weight", 1.0))
     x = np.asarray(rows, dtype=np.float64)
     y = np.asarray(labels)
+    sample_weights = np.asarray(question_weights)
     print(f"{len(queries)} questions, {len(y)} candidates, {int(y.sum())} relevant", file=sys.stderr)
     means = x.mean(axis=0)
     scales = x.std(axis=0)
     scales[scales < 1e-9] = 1.0
     z = (x - means) / scales
-    weights, bias = fit(z, y, l2=args.l2)
+    weights, bias = fit(z, y, sample_weights / sample_weights.mean(), l2=args.l2)
     for name, weight in zip(FEATURES, weights, strict=True):
         print(f"  {name:16} {weight:+.3f}", file=sys.stderr)
     print(f"  {'bias':16} {bias:+.3f}", file=sys.stderr)
@@ -116,13 +133,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def fit(z: np.ndarray, y: np.ndarray, *, l2: float, steps: int = 3000, rate: float = 0.5) -> tuple:
-    """Logistic regression by full-batch gradient descent (convex: the answer does not depend on luck)."""
+def fit(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray, *, l2: float, steps: int = 3000, rate: float = 0.5
+) -> tuple:
+    """Weighted logistic regression by full-batch gradient descent (convex: no luck involved)."""
     weights = np.zeros(z.shape[1])
     bias = float(np.log(max(y.mean(), 1e-6) / max(1 - y.mean(), 1e-6)))
     for _ in range(steps):
         p = 1 / (1 + np.exp(-(z @ weights + bias)))
-        error = p - y
+        error = (p - y) * w
         weights -= rate * (z.T @ error / len(y) + l2 * weights)
         bias -= rate * float(error.mean())
     return weights, bias
@@ -136,8 +155,12 @@ def write(path: Path, features, means, scales, weights, bias, args: argparse.Nam
     path.write_text(
         '"""Weights of the learned first-stage order (memories.learned_rank), written by bench/train_ranker.py:\n\n'
         f"    bench/train_ranker.py {args.data.name} --conversations {args.conversations}"
-        f"{' --locomo-context' if args.locomo_context else ''} --l2 {args.l2}\n\n"
-        f"Trained on LoCoMo conversations 1-{args.conversations} only (evaluate on the others).\n"
+        f"{' --locomo-context' if args.locomo_context else ''}"
+        + "".join(f" --extra {path}" for path in args.extra)
+        + f" --extra-weight {args.extra_weight} --l2 {args.l2}\n\n"
+        f"Trained on LoCoMo conversations 1-{args.conversations} (evaluate on the others)"
+        + (" and " + ", ".join(str(path) for path in args.extra) if args.extra else "")
+        + ".\n"
         '"""\n\n'
         f"FEATURES = (\n{names})\n"
         f"MEANS = {numbers(means)}\n"

@@ -17,13 +17,33 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from uuid import UUID
 
-from memories import ranking
+from memories import ranker_weights, ranking
 from memories.lexical import korean_stem
-from memories.ranker_weights import BIAS, FEATURES, MEANS, SCALES, WEIGHTS
 from memories.ranking import Ranking
+
+# What the model reads of each candidate, in the order of ranker_weights' numbers. Not the memory's age:
+# in the training conversations older turns answered more questions, which says nothing about a store.
+FEATURES = (
+    "lexical",
+    "english",
+    "multilingual",
+    "recent",
+    "feedback",
+    "fused",
+    "fused_place",
+    "rankings_share",
+    "overlap",
+    "cross_script",
+    "length",
+    "episodic",
+    "temporary",
+)
+if ranker_weights.FEATURES != FEATURES:
+    raise ImportError(
+        "memories/ranker_weights.py does not match learned_rank.FEATURES; run bench/train_ranker.py"
+    )
 
 # Reciprocal ranks in the features use a fixed constant, so the weights stay valid whatever
 # KENFOLD_SEARCH_RRF_K is.
@@ -51,7 +71,6 @@ class Candidate:
 
     content: str
     type: str
-    created_at: datetime
 
 
 def _keys(text: str) -> set[str]:
@@ -73,7 +92,6 @@ def features(
     rankings: Sequence[Ranking],
     fused: dict[UUID, float],
     candidates: dict[UUID, Candidate],
-    now: datetime,
 ) -> dict[UUID, list[float]]:
     """The FEATURES of each candidate, in that order."""
     places: dict[str, dict[UUID, int]] = {}
@@ -91,7 +109,6 @@ def features(
     for memory_id, candidate in candidates.items():
         memory_keys = _keys(candidate.content)
         memory_non_latin = ranking.non_latin(candidate.content)
-        age_days = max(0.0, (now - candidate.created_at).total_seconds() / 86400)
 
         def place(kind: str, memory_id: UUID = memory_id) -> float:
             rank = places.get(kind, {}).get(memory_id)
@@ -111,7 +128,6 @@ def features(
             "length": math.log1p(len(candidate.content)) / 8,
             "episodic": float(candidate.type == "episodic"),
             "temporary": float(candidate.type == "temporary"),
-            "age": math.log1p(age_days) / 6,
         }
         out[memory_id] = [values[name] for name in FEATURES]
     return out
@@ -121,9 +137,11 @@ def probabilities(vectors: dict[UUID, list[float]]) -> dict[UUID, float]:
     """The model's probability that each memory answers the question."""
     scored = {}
     for memory_id, vector in vectors.items():
-        logit = BIAS + sum(
+        logit = ranker_weights.BIAS + sum(
             weight * (value - mean) / scale
-            for weight, value, mean, scale in zip(WEIGHTS, vector, MEANS, SCALES, strict=True)
+            for weight, value, mean, scale in zip(
+                ranker_weights.WEIGHTS, vector, ranker_weights.MEANS, ranker_weights.SCALES, strict=True
+            )
         )
         scored[memory_id] = 1.0 / (1.0 + math.exp(-logit)) if logit > -500 else 0.0
     return scored

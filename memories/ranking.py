@@ -31,6 +31,9 @@ ENGLISH_VECTORS = "english"
 MULTILINGUAL_VECTORS = "multilingual"
 # The rankings that match words, and so cannot match across scripts.
 _WORD_RANKINGS = frozenset({LEXICAL, FEEDBACK})
+# Share of the cross-language setting applied to questions in Latin script (English): their blind
+# rankings are the stronger ones (MiniLM reads English best), so discounting them costs more.
+LATIN_QUESTION_SHARE = 1.0
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,8 @@ def retrieve(
             rankings.append(Ranking(ranking.FEEDBACK, hits, config["feedback_weight"]))
             fused = ranking.fuse(rankings, k=config["rrf_k"])
     cross_language = config["cross_language"] if len(rankings) > 1 else 0.0
+    if not ranking.non_latin(query):
+        cross_language *= ranking.LATIN_QUESTION_SHARE
     learned = config["learned_rank"] and options.learned_rank
     if cross_language > 0 or learned or options.trace is not None:
         # One query for what both steps read of the candidates.
@@ -225,7 +227,6 @@ def retrieve(
             rankings=rankings,
             fused=fused,
             candidates={memory_id: texts[memory_id] for memory_id in top if memory_id in texts},
-            now=now,
         )
         if options.trace is not None:
             options.trace.append(vectors)
@@ -270,10 +271,9 @@ def retrieve(
 
 
 def _candidates(ids: list[UUID]) -> dict[UUID, learned_rank.Candidate]:
-    rows = Memory.objects.filter(id__in=ids).values_list("id", "content", "type", "created_at")
+    rows = Memory.objects.filter(id__in=ids).values_list("id", "content", "type")
     return {
-        memory_id: learned_rank.Candidate(content=content, type=kind, created_at=created)
-        for memory_id, content, kind, created in rows
+        memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }
 
 

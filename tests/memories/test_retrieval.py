@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import providers, selectors, services
+from memories import learned_rank, providers, selectors, services
 from memories.embedding_store import backfill, store_vectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.retrieval import SearchOptions, has_recency_intent
@@ -174,6 +174,38 @@ def test_cross_language_fusion_stops_counting_blind_rankings_against_a_memory(
         settings.RETRIEVAL = {**settings.RETRIEVAL, "cross_language": 1.0}
         assert recall("결제 중복") == [rule, summary]
         assert recall("payments idempotent")[0] == rule, "same-script questions are unchanged"
+
+
+def test_learned_order_reads_every_candidate_and_can_be_switched_off(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """With the learned order, search scores the first stage's candidates by the shipped model: scores are
+    its probabilities, in (0, 1), best first. Switched off, the plain fusion order and scores return (first
+    in every ranking scores 1.0)."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        target = remember(IDEMPOTENT)
+        remember("Payment retries use exponential backoff.")
+        remember(DARK_MODE)
+        query = "are payments idempotent on the event id"
+
+        def scored(**retrieval: object) -> list[tuple[str, float]]:
+            settings.RETRIEVAL = {**settings.RETRIEVAL, **retrieval}
+            result = selectors.memory_recall(caller=AGENT, query=query, project=REPO)
+            return [(m.id, m.score) for m in result.memories]
+
+        plain = scored(learned_rank=False)
+        assert plain[0] == (target, 1.0)
+        learned = scored(learned_rank=True)
+        assert learned[0][0] == target
+        assert {memory_id for memory_id, _ in learned} == {memory_id for memory_id, _ in plain}
+        scores = [score for _, score in learned]
+        assert all(0 < score < 1 for score in scores) and scores == sorted(scores, reverse=True)
+        trace: list = []
+        selectors.memory_recall(
+            caller=AGENT, query=query, project=REPO, options=SearchOptions(trace=trace, learned_rank=False)
+        )
+        assert [len(vector) for vector in trace[0].values()] == [len(learned_rank.FEATURES)] * len(plain)
 
 
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
