@@ -10,7 +10,9 @@ memory answers the question, and the candidates are reordered by it.
 
 The weights (``memories.ranker_weights``) are trained by ``bench/train_ranker.py`` on data that is none
 of our evaluation sets, and are small enough to read. Scoring 50 candidates is a few hundred
-multiplications and one query for their texts; KENFOLD_SEARCH_LEARNED_RANK=false turns it off.
+multiplications, a few substring searches each and one query for their texts. Off by default
+(KENFOLD_SEARCH_LEARNED_RANK=true turns it on): it lifts LoCoMo's held-out conversations but loses on
+bench/data/dev.json, whose paraphrases share no word with their answers (docs/benchmarks.md).
 """
 
 import math
@@ -73,16 +75,15 @@ class Candidate:
     type: str
 
 
-def _keys(text: str) -> set[str]:
+def _keys(query: str) -> set[str]:
+    """The question's words as lowercase prefixes: "retries" -> "retri", a Korean word's stem's first two
+    syllables. A memory contains a word when it contains the prefix (a substring test, so scoring 50
+    candidates costs ~10 substring searches each, not a tokenization of every memory)."""
     keys = set()
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(query.lower()):
         if word in _QUESTION_WORDS or (len(word) < 2 and not word.isdigit()):
             continue
-        if _HANGUL.search(word):
-            word = korean_stem(word)
-            keys.add(word[:2])
-        else:
-            keys.add(word[:_PREFIX])
+        keys.add(korean_stem(word)[:2] if _HANGUL.search(word) else word[:_PREFIX])
     return keys
 
 
@@ -107,7 +108,7 @@ def features(
     count = max(1, len(rankings))
     out: dict[UUID, list[float]] = {}
     for memory_id, candidate in candidates.items():
-        memory_keys = _keys(candidate.content)
+        text = candidate.content.lower()
         memory_non_latin = ranking.non_latin(candidate.content)
 
         def place(kind: str, memory_id: UUID = memory_id) -> float:
@@ -123,7 +124,7 @@ def features(
             "fused": fused.get(memory_id, 0.0),
             "fused_place": 1.0 / fused_rank.get(memory_id, DEPTH + 1),
             "rankings_share": sum(memory_id in p for p in places.values()) / count,
-            "overlap": len(query_keys & memory_keys) / len(query_keys) if query_keys else 0.0,
+            "overlap": sum(key in text for key in query_keys) / len(query_keys) if query_keys else 0.0,
             "cross_script": float(query_non_latin != memory_non_latin),
             "length": math.log1p(len(candidate.content)) / 8,
             "episodic": float(candidate.type == "episodic"),

@@ -1,8 +1,8 @@
 """Weights of the learned first-stage order (memories.learned_rank), written by bench/train_ranker.py:
 
-    bench/train_ranker.py locomo10.json --conversations 5 --locomo-context --l2 0.001
+    bench/train_ranker.py locomo10.json --conversations 5 --locomo-context --extra bench/data/train_ranker.json --extra-weight 4.0 --l2 0.001
 
-Trained on LoCoMo conversations 1-5 only (evaluate on the others).
+Trained on LoCoMo conversations 1-5 (evaluate on the others) and bench/data/train_ranker.json.
 """
 
 FEATURES = (
@@ -21,48 +21,48 @@ FEATURES = (
     "temporary",
 )
 MEANS = (
-    0.175835,
-    0.169064,
-    0.154941,
-    0.00453719,
+    0.175098,
+    0.170641,
+    0.159667,
+    0.00461748,
     0,
-    0.167374,
-    0.0899932,
-    0.514504,
-    0.383586,
-    0,
-    0.709639,
-    0,
+    0.169497,
+    0.0926382,
+    0.515671,
+    0.405557,
+    0.00657126,
+    0.707906,
+    0.00228565,
     0,
 )
 SCALES = (
-    0.221973,
-    0.226068,
-    0.230446,
-    0.0529748,
+    0.223469,
+    0.227864,
+    0.234297,
+    0.053438,
     1,
-    0.148185,
-    0.156231,
-    0.239631,
-    0.180408,
-    1,
-    0.0514275,
-    1,
+    0.150554,
+    0.159813,
+    0.239251,
+    0.191527,
+    0.0807965,
+    0.0535968,
+    0.0477539,
     1,
 )
 WEIGHTS = (
-    0.372195,
-    0.429974,
-    -0.115695,
-    -0.090009,
+    0.0473402,
+    0.0982602,
+    -0.088457,
+    -0.0378254,
     0,
-    0.190381,
-    0.0884472,
-    0.0657819,
-    0.450322,
-    0,
-    0.171064,
-    0,
+    0.646291,
+    0.16028,
+    -0.0725406,
+    0.510636,
+    0.304011,
+    0.191663,
+    -0.0215105,
     0,
 )
-BIAS = -4.70391
+BIAS = -4.65867
