@@ -210,7 +210,10 @@ def retrieve(
             hits = search.lexical_search(query=expansion, scopes=scopes, types=types, now=now, limit=depth)
             rankings.append(Ranking(ranking.FEEDBACK, hits, config["feedback_weight"]))
             fused = ranking.fuse(rankings, k=config["rrf_k"])
-    cross_language = config["cross_language"] if len(rankings) > 1 else 0.0
+    # Only a multilingual ranking reads across scripts; without one, no ranking could have found a memory
+    # the others are blind to, and there is nothing to correct.
+    multilingual = any(one.kind == ranking.MULTILINGUAL_VECTORS for one in rankings)
+    cross_language = config["cross_language"] if multilingual else 0.0
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
     learned = config["learned_rank"] and options.learned_rank
