@@ -4,6 +4,7 @@ through the same code path as `recall`, and report recall@5, hit@5 and MRR@10 pe
     .venv/bin/python bench/retrieval_eval.py bench/data/dev.json [--no-vectors] [--no-graph] [--no-recency]
         [--no-staleness] [--rerank-url URL] [--json OUT]
     .venv/bin/python bench/retrieval_eval.py ../shared/data/locomo/locomo10.json [--conversations 3]
+        [--from-conversation 5]
 
 Input: Kenfold's eval format ({"memories": [...], "queries": [...]}, see docs/benchmarks.md) or LoCoMo's
 locomo10.json (one corpus per conversation, turn-level memories, categories 1-4; the `kind` is the file's
@@ -45,6 +46,12 @@ def parse_args() -> argparse.Namespace:
         "--limit", type=int, default=10, help="results per query (metrics use the top 5 and 10)"
     )
     parser.add_argument("--conversations", type=int, help="LoCoMo: only the first N conversations")
+    parser.add_argument(
+        "--from-conversation",
+        type=int,
+        default=0,
+        help="LoCoMo: skip the first N conversations (the learned ranker trains on the first 5)",
+    )
     parser.add_argument("--split", help="only queries of this split")
     parser.add_argument(
         "--locomo-context",
@@ -270,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
     # Load without embedding each memory on write, then embed in batches: same vectors, much faster.
     with override_settings(EMBEDDING=replace(settings.EMBEDDING, mode="off")):
         if isinstance(raw, list):
-            conversations = raw[: args.conversations] if args.conversations else raw
+            end = args.from_conversation + args.conversations if args.conversations else None
+            conversations = raw[args.from_conversation : end]
             ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
         else:
             ids, queries = load_kenfold_format(raw, now=now)

@@ -8,12 +8,17 @@ Free of Django, so that a test can rebuild a value from changed variables throug
 The clients are built from these values (memories.embeddings.config, memories.rerank).
 """
 
+import os
 from dataclasses import dataclass, field
 
 from kenfold_common.env import ConfigError, env_choice, env_int, env_str, env_url
 
 EMBED_LOCAL_MODES = ("local", "local-english", "local-multilingual")
-EMBED_MODES = (*EMBED_LOCAL_MODES, "http", "off")
+# http+local: the HTTP model first (the primary, whose vectors also find similar memories), then both
+# local models, each its own ranking in the fusion.
+EMBED_HTTP_MODES = ("http", "http+local")
+EMBED_MODES = (*EMBED_LOCAL_MODES, *EMBED_HTTP_MODES, "off")
+MAX_EMBED_PREFIX = 200
 DEFAULT_EMBED_MODEL = "bge-m3"
 # pgvector's vector type holds at most 16,000 dimensions.
 MAX_EMBED_DIMENSIONS = 16_000
@@ -36,6 +41,11 @@ class EmbeddingSettings:
     # Kept out of repr: settings values end up in tracebacks and debug output.
     api_key: str = field(repr=False)
     dimensions: int | None
+    # Asymmetric models (e5, nomic, instruction-tuned bge) embed a question and a passage differently:
+    # a text put before each side, and/or a field of the request naming the side (input_type).
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    input_type: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,9 +79,9 @@ def embedding_from_env() -> EmbeddingSettings:
             f"KENFOLD_EMBED={mode} but KENFOLD_EMBED_URL is set; unset one of them "
             "(KENFOLD_EMBED=http, or no KENFOLD_EMBED, uses the URL)"
         )
-    if mode == "http" and not url:
+    if mode in EMBED_HTTP_MODES and not url:
         raise ConfigError(
-            "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL, the API base URL of an OpenAI-compatible embedding "
+            f"KENFOLD_EMBED={mode} needs KENFOLD_EMBED_URL, the API base URL of an OpenAI-compatible embedding "
             "server, for example http://127.0.0.1:11434/v1"
         )
     return EmbeddingSettings(
@@ -83,7 +93,44 @@ def embedding_from_env() -> EmbeddingSettings:
         api_key=env_str("KENFOLD_EMBED_API_KEY"),
         # 0 stands for "not set": env_int checks the range only of values that are set.
         dimensions=env_int("KENFOLD_EMBED_DIMENSIONS", 0, minimum=1, maximum=MAX_EMBED_DIMENSIONS) or None,
+        query_prefix=_env_prefix("KENFOLD_EMBED_QUERY_PREFIX"),
+        passage_prefix=_env_prefix("KENFOLD_EMBED_PASSAGE_PREFIX"),
+        input_type=_env_input_type("KENFOLD_EMBED_INPUT_TYPE"),
     )
+
+
+def _env_prefix(name: str) -> str:
+    """A text put before every input of one side, read as written: "query: " keeps its trailing space,
+    which e5 was trained with (other variables are stripped)."""
+    value = os.environ.get(name, "")
+    if not value.strip():
+        return ""
+    if len(value) > MAX_EMBED_PREFIX:
+        raise ConfigError(
+            f"{name} is longer than {MAX_EMBED_PREFIX} characters; give the model's short prefix"
+        )
+    if any(ord(char) < 32 and char != "\n" for char in value):
+        raise ConfigError(f"{name} contains a control character; give plain text, such as 'query: '")
+    return value
+
+
+def _env_input_type(name: str) -> tuple[str, str] | None:
+    """QUERY,PASSAGE: the input_type values a server expects for each side (query,passage for e5 servers,
+    search_query,search_document for Cohere-style APIs); unset, no input_type field is sent."""
+    value = env_str(name)
+    if not value:
+        return None
+    parts = [part.strip() for part in value.split(",")]
+    if (
+        len(parts) != 2
+        or not all(parts)
+        or any(not part.replace("_", "").replace("-", "").isalnum() for part in parts)
+    ):
+        raise ConfigError(
+            f"{name} must be two names separated by a comma, the query's then the passage's "
+            "input_type, for example query,passage or search_query,search_document"
+        )
+    return parts[0], parts[1]
 
 
 def rerank_from_env() -> RerankSettings:

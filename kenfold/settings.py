@@ -182,6 +182,14 @@ try:
         "feedback": env_choice("KENFOLD_SEARCH_FEEDBACK", "auto", ("auto", "always", "off")),
         "feedback_weight": env_float("KENFOLD_SEARCH_FEEDBACK_WEIGHT", 0.5, minimum=0.0, maximum=10.0),
         "pool": env_int("KENFOLD_SEARCH_POOL", 30, minimum=1, maximum=200),
+        # Cross-language fusion (memories.ranking): how far a ranking that cannot read a memory's script
+        # (MiniLM on Korean, full-text search across scripts) stops counting against it; 0 turns it off.
+        # 0.5 (0.15 for English questions): dev.json R@5 0.960 -> 0.967, every language kind up, no kind
+        # down; 1.0 over-trusts the multilingual model alone (0.941; docs/benchmarks.md).
+        "cross_language": env_float("KENFOLD_SEARCH_CROSS_LANGUAGE", 0.5, minimum=0.0, maximum=1.0),
+        # The learned order of the first stage's best candidates (memories.learned_rank). Off: it lifts
+        # LoCoMo (held-out conversations) but costs dev.json R@5 0.960 -> 0.882 (docs/benchmarks.md).
+        "learned_rank": env_bool("KENFOLD_SEARCH_LEARNED_RANK", False),
         "rerank_top": env_int("KENFOLD_RERANK_TOP", 15, minimum=1, maximum=100),
         "rerank_timeout": env_float("KENFOLD_RERANK_TIMEOUT", 4.0, minimum=0.1, maximum=60.0),
     }

@@ -78,7 +78,7 @@ def query_vector(embedder: Embedder, text: str) -> list[float] | None:
     if cached is not None:
         return cached
     try:
-        vector = embedder.embed([text], timeout=QUERY_EMBED_TIMEOUT)[0]
+        vector = embedder.embed([text], timeout=QUERY_EMBED_TIMEOUT, side="query")[0]
     except EmbeddingError:
         log.warning("query embedding failed; searching without its vectors", exc_info=True)
         return None

@@ -19,11 +19,12 @@ from uuid import UUID
 from django.conf import settings
 
 from kenfold import clock
-from memories import extensions, providers, search
+from memories import extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
 from memories.models import CodeState, Memory, MemoryType
 from memories.presenters import memory_view
+from memories.ranking import Ranking
 from memories.rerank import RerankError
 from memories.schemas import MemoryView
 
@@ -63,8 +64,6 @@ FEEDBACK_CANDIDATES = 2 * FEEDBACK_TERMS
 # An English-only model reads a Korean question as noise; beside a multilingual model its ranking of
 # such a question would only push unrelated memories up (consensus in the fusion), so it is left out.
 FOREIGN_SCRIPT_WEIGHT = 0.0
-# Letters beyond Latin (Latin, its extensions and IPA end at U+02AF).
-_NON_LATIN_LETTER = re.compile(r"[^\W\d_\u0000-\u02af]")
 
 # "last-write-wins" is not about recent work, hence the hyphen guard after English words.
 _RECENT_ENGLISH = re.compile(
@@ -88,7 +87,11 @@ class SearchOptions:
     staleness: bool = True
     rerank: bool = True
     field_weights: bool = True
+    learned_rank: bool = True
     now: datetime | None = None
+    #: When a list, each search appends its learned-rank features ({memory id: values}) to it: the
+    #: training data of bench/train_ranker.py, computed exactly as search computes them.
+    trace: list | None = None
 
 
 @dataclass
@@ -99,17 +102,6 @@ class _Candidate:
     score: float = 0.0
     reranked: bool = False
     seeds: set[UUID] = field(default_factory=set)
-
-
-def fuse(rankings: list[tuple[list[UUID], float]], *, k: int) -> dict[UUID, float]:
-    """Weighted Reciprocal Rank Fusion of (ranking, weight) pairs, normalized so that first place in
-    every ranking scores 1.0."""
-    fused: dict[UUID, float] = {}
-    for ranking, weight in rankings:
-        for rank, memory_id in enumerate(ranking, 1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
-    scale = (k + 1) / max(1e-9, sum(weight for _, weight in rankings))
-    return {memory_id: score * scale for memory_id, score in fused.items()}
 
 
 # A query embedding that is not cached (CPU in onnxruntime or numpy, or an HTTP call) runs here, beside the
@@ -164,7 +156,7 @@ def retrieve(
     embedders = providers.embedders() if options.vectors else []
     # The primary model's ranking has the configured weight, a companion model's its own. Beside a
     # multilingual model, an English-only model's ranking of a question in another script is left out.
-    foreign = _NON_LATIN_LETTER.search(query) is not None and any(e.multilingual for e in embedders)
+    foreign = ranking.has_non_latin(query) and any(e.multilingual for e in embedders)
     weighted = [
         (embedder, weight)
         for index, embedder in enumerate(embedders)
@@ -184,18 +176,21 @@ def retrieve(
     lexical = search.lexical_search(
         query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
     )
-    rankings = [(lexical, 1.0)]
+    rankings = [Ranking(ranking.LEXICAL, lexical, 1.0)]
     for (embedder, weight), pending in zip(weighted, vectors, strict=True):
         vector = pending.result() if isinstance(pending, Future) else pending
         if vector is not None:
-            rankings.append((_vector_ranking(embedder=embedder, vector=vector, **arguments), weight))
+            kind = ranking.MULTILINGUAL_VECTORS if embedder.multilingual else ranking.ENGLISH_VECTORS
+            rankings.append(
+                Ranking(kind, _vector_ranking(embedder=embedder, vector=vector, **arguments), weight)
+            )
     feedback = config["feedback"] == "always" or (config["feedback"] == "auto" and len(rankings) == 1)
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
         recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
-        rankings.append((recent, RECENT_RANKING_WEIGHT))
-    fused = fuse(rankings, k=config["rrf_k"])
+        rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
+    fused = ranking.fuse(rankings, k=config["rrf_k"])
     if not fused:
         return []
     if feedback and config["feedback_weight"] > 0:
@@ -209,8 +204,33 @@ def retrieve(
                 limit=depth,
                 field_weights=options.field_weights,
             )
-            rankings.append((hits, config["feedback_weight"]))
-            fused = fuse(rankings, k=config["rrf_k"])
+            rankings.append(Ranking(ranking.FEEDBACK, hits, config["feedback_weight"]))
+            fused = ranking.fuse(rankings, k=config["rrf_k"])
+    # Only a multilingual ranking reads across scripts; without one, no ranking could have found a memory
+    # the others are blind to, and there is nothing to correct.
+    multilingual = any(one.kind == ranking.MULTILINGUAL_VECTORS for one in rankings)
+    cross_language = config["cross_language"] if multilingual else 0.0
+    if not ranking.non_latin(query):
+        cross_language *= ranking.LATIN_QUESTION_SHARE
+    learned = config["learned_rank"] and options.learned_rank
+    if cross_language > 0 or learned or options.trace is not None:
+        # One query for what both steps read of the candidates.
+        texts = _candidates(list(fused))
+        if cross_language > 0:
+            fused = ranking.fuse(
+                rankings, k=config["rrf_k"], blind=_blind(query, texts), cross_language=cross_language
+            )
+        top = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(learned_rank.DEPTH, limit)]
+        vectors = learned_rank.features(
+            query=query,
+            rankings=rankings,
+            fused=fused,
+            candidates={memory_id: texts[memory_id] for memory_id in top if memory_id in texts},
+        )
+        if options.trace is not None:
+            options.trace.append(vectors)
+        if learned:
+            fused = learned_rank.probabilities(vectors)
 
     pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
     candidates = {memory_id: _Candidate(memory_id, first=fused[memory_id]) for memory_id in pool_ids}
@@ -247,6 +267,24 @@ def retrieve(
         return (not candidate.reranked, -(view.score or 0), -view.created_at.timestamp())
 
     return sorted(views, key=order)[:limit]
+
+
+def _candidates(ids: list[UUID]) -> dict[UUID, learned_rank.Candidate]:
+    rows = Memory.objects.filter(id__in=ids).values_list("id", "content", "type")
+    return {
+        memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
+    }
+
+
+def _blind(query: str, candidates: dict[UUID, learned_rank.Candidate]) -> dict[UUID, frozenset[str]]:
+    """For each memory, the kinds of ranking that cannot read it for ``query`` (ranking.blind_rankings)."""
+    query_non_latin = ranking.non_latin(query)
+    return {
+        memory_id: ranking.blind_rankings(
+            query_non_latin=query_non_latin, memory_non_latin=ranking.non_latin(candidate.content)
+        )
+        for memory_id, candidate in candidates.items()
+    }
 
 
 def _memories(ids: list[UUID]) -> dict[UUID, Memory]:

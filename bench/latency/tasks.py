@@ -173,7 +173,7 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
             vectors: dict[str, list[float]] = {}
             for embedder in embedders:
                 t0 = time.perf_counter()
-                vectors[embedder.name] = embedder.embed([item["query"]], timeout=10)[0]
+                vectors[embedder.name] = embedder.embed([item["query"]], timeout=10, side="query")[0]
                 embed_ms[embedder.name] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
             lexical = search.lexical_search(query=item["query"], scopes=scopes, types=None, now=now, limit=50)

@@ -23,13 +23,18 @@ import importlib.metadata
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from memories.embeddings.endpoint import ProviderError, seconds
 
 # Spec §1.8: long inputs are cut before they reach any model; a blank input would be refused by some
 # providers and means nothing anyway, so it is sent as one space.
 MAX_INPUT_CHARS = 6000
+
+#: What a text is to the model: a search question, or a memory to be found. Symmetric models (both local
+#: ones) embed both alike; asymmetric ones (e5, nomic, instruction-tuned bge) behind an HTTP server are
+#: told the side (``OpenAICompatibleEmbedder``: a prefix per side, an input_type field).
+Side = Literal["query", "passage"]
 
 
 class EmbeddingError(ProviderError):
@@ -54,7 +59,7 @@ class Embedder(Protocol):
     #: False for a model trained on English only: its vectors of other scripts are close to noise.
     multilingual: bool
 
-    def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, timeout: float, side: Side = "passage") -> list[list[float]]:
         """One vector per text, in order. ``timeout`` bounds the whole call; raises ``EmbeddingError``."""
         ...
 

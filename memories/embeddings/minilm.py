@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memories.embeddings import EmbeddingError, deadline_left, package_file, prepare_input
+from memories.embeddings import EmbeddingError, Side, deadline_left, package_file, prepare_input
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -68,7 +68,8 @@ class LocalMiniLMEmbedder:
     def __init__(self, *, threads: int = 1) -> None:
         self.threads = threads
 
-    def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, timeout: float, side: Side = "passage") -> list[list[float]]:
+        # A symmetric model: a question and a memory are embedded alike.
         if not texts:
             return []
         model = _local_model(self.threads)

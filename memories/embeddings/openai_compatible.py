@@ -4,7 +4,7 @@ import math
 import time
 from collections.abc import Sequence
 
-from memories.embeddings import EmbeddingError, deadline_left, prepare_input
+from memories.embeddings import EmbeddingError, Side, deadline_left, prepare_input
 from memories.embeddings.endpoint import ProviderEndpoint, ProviderVariables
 
 HTTP_BATCH_SIZE = 32
@@ -20,6 +20,11 @@ class OpenAICompatibleEmbedder:
     ``dimensions``, when configured, is sent to the provider (models with Matryoshka or truncatable
     outputs honour it) and every vector must have it; otherwise the first answer fixes it and a later
     change is an error, since the model behind the URL changed without a new name.
+
+    Asymmetric models embed a question and a passage differently: ``query_prefix``/``passage_prefix`` are
+    put before each side's texts (e5's "query: "/"passage: "), and ``input_type`` names the side in the
+    request for servers that add the model's prefixes themselves. Both change the vectors, so a change of
+    either needs a new ``name`` (KENFOLD_EMBED_NAME) for the memories to be embedded again.
     """
 
     # The spec's cutoff, measured with bge-m3 (the usual model behind an HTTP provider).
@@ -27,9 +32,22 @@ class OpenAICompatibleEmbedder:
     multilingual: bool = True  # unknown; most served embedding models are
 
     def __init__(
-        self, *, url: str, model: str, name: str = "", api_key: str = "", dimensions: int | None = None
+        self,
+        *,
+        url: str,
+        model: str,
+        name: str = "",
+        api_key: str = "",
+        dimensions: int | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        input_type: tuple[str, str] | None = None,
     ) -> None:
         self.model = model
+        self.prefixes: dict[Side, str] = {"query": query_prefix, "passage": passage_prefix}
+        self.input_types: dict[Side, str] | None = (
+            {"query": input_type[0], "passage": input_type[1]} if input_type else None
+        )
         self.name = name or model
         self.configured_dimensions = dimensions
         self.dimensions: int | None = dimensions
@@ -43,8 +61,9 @@ class OpenAICompatibleEmbedder:
             max_response_bytes=HTTP_MAX_RESPONSE_BYTES,
         )
 
-    def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
-        inputs = [prepare_input(text) for text in texts]
+    def embed(self, texts: Sequence[str], *, timeout: float, side: Side = "passage") -> list[list[float]]:
+        # The prefix comes after the cut, so that a long memory keeps it.
+        inputs = [self.prefixes[side] + prepare_input(text) for text in texts]
         deadline = time.monotonic() + timeout
         vectors: list[list[float]] = []
         for start in range(0, len(inputs), HTTP_BATCH_SIZE):
@@ -53,6 +72,8 @@ class OpenAICompatibleEmbedder:
             payload: dict[str, object] = {"model": self.model, "input": batch, "encoding_format": "float"}
             if self.configured_dimensions is not None:
                 payload["dimensions"] = self.configured_dimensions
+            if self.input_types is not None:
+                payload["input_type"] = self.input_types[side]
             body = self._endpoint.post(payload, timeout=min(HTTP_REQUEST_TIMEOUT, left))
             vectors.extend(self._vectors(body, len(batch)))
         return vectors

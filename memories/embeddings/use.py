@@ -9,6 +9,7 @@ import numpy as np
 from memories.embeddings import (
     MAX_INPUT_CHARS,
     EmbeddingError,
+    Side,
     deadline_left,
     package_file,
     prepare_input,
@@ -62,7 +63,8 @@ class LocalUSEEmbedder:
     def __init__(self, *, threads: int = 1) -> None:
         self.threads = threads
 
-    def embed(self, texts: Sequence[str], *, timeout: float) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, timeout: float, side: Side = "passage") -> list[list[float]]:
+        # A symmetric model: a question and a memory are embedded alike.
         if not texts:
             return []
         encode = _local_use_model(self.threads)

@@ -310,6 +310,31 @@ def test_http_inputs_are_cut_and_blank_ones_replaced() -> None:
     assert server.received[0].json["input"] == ["é" * 6000, " ", " "]
 
 
+def test_http_sides_get_their_prefix_and_input_type_only_when_configured() -> None:
+    with provider_server(openai_embeddings) as server:
+        plain = http_embedder(server.url)
+        plain.embed([QUERY], timeout=10, side="query")
+        plain.embed([QUERY], timeout=10)
+        asymmetric = http_embedder(
+            server.url, query_prefix="query: ", passage_prefix="passage: ", input_type=("query", "passage")
+        )
+        vectors = asymmetric.embed([QUERY], timeout=10, side="query")
+        asymmetric.embed(["é" * 7000, ""], timeout=10, side="passage")
+    sent = [(r.json["input"], r.json.get("input_type")) for r in server.received]
+    assert sent == [
+        ([QUERY], None),
+        ([QUERY], None),
+        ([f"query: {QUERY}"], "query"),
+        (["passage: " + "é" * 6000, "passage:  "], "passage"),
+    ], "the prefix comes after the cut, so a long memory keeps it"
+    assert vectors == [fake_embedding(f"query: {QUERY}")]
+
+
+def test_local_models_embed_both_sides_alike() -> None:
+    local = LocalMiniLMEmbedder()
+    assert local.embed([QUERY], timeout=30, side="query") == local.embed([QUERY], timeout=30)
+
+
 def test_http_answers_out_of_order_are_put_back_in_order() -> None:
     def reversed_answer(received: Received) -> Reply:
         reply = openai_embeddings(received, dimensions=8)
@@ -476,7 +501,18 @@ def embedder_from_settings() -> Embedder | None:
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ("", "_URL", "_MODEL", "_NAME", "_API_KEY", "_DIMENSIONS", "_THREADS"):
+    for name in (
+        "",
+        "_URL",
+        "_MODEL",
+        "_NAME",
+        "_API_KEY",
+        "_DIMENSIONS",
+        "_THREADS",
+        "_QUERY_PREFIX",
+        "_PASSAGE_PREFIX",
+        "_INPUT_TYPE",
+    ):
         monkeypatch.delenv(f"KENFOLD_EMBED{name}", raising=False)
     return monkeypatch
 
@@ -524,6 +560,27 @@ def test_settings_with_a_url_use_the_http_provider(env: pytest.MonkeyPatch) -> N
     assert (embedder.model, embedder.name, embedder.dimensions) == ("kenfold-embed", "bge-m3-q8", 512)
 
 
+def test_settings_sides_of_an_asymmetric_http_model(env: pytest.MonkeyPatch) -> None:
+    env.setenv("KENFOLD_EMBED_URL", "http://127.0.0.1:11434/v1")
+    embedder = embedder_from_settings()
+    assert isinstance(embedder, OpenAICompatibleEmbedder)
+    assert (embedder.prefixes, embedder.input_types) == ({"query": "", "passage": ""}, None)
+    env.setenv("KENFOLD_EMBED_QUERY_PREFIX", "query: ")
+    env.setenv("KENFOLD_EMBED_PASSAGE_PREFIX", "passage: ")
+    env.setenv("KENFOLD_EMBED_INPUT_TYPE", " search_query , search_document ")
+    embedder = embedder_from_settings()
+    assert isinstance(embedder, OpenAICompatibleEmbedder)
+    assert embedder.prefixes == {"query": "query: ", "passage": "passage: "}, "the trailing space is kept"
+    assert embedder.input_types == {"query": "search_query", "passage": "search_document"}
+
+
+def test_settings_http_plus_local_puts_the_served_model_first(env: pytest.MonkeyPatch) -> None:
+    env.setenv("KENFOLD_EMBED", "http+local")
+    env.setenv("KENFOLD_EMBED_URL", "http://127.0.0.1:11434/v1")
+    embedders = embedders_from_env()
+    assert [type(e) for e in embedders] == [OpenAICompatibleEmbedder, LocalMiniLMEmbedder, LocalUSEEmbedder]
+
+
 def test_settings_off_means_full_text_only(env: pytest.MonkeyPatch) -> None:
     env.setenv("KENFOLD_EMBED", "off")
     env.setenv("KENFOLD_EMBED_URL", "http://127.0.0.1:11434/v1")
@@ -533,8 +590,18 @@ def test_settings_off_means_full_text_only(env: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("variables", "message"),
     [
-        ({"KENFOLD_EMBED": "remote"}, "not one of: local, local-english, local-multilingual, http, off"),
+        (
+            {"KENFOLD_EMBED": "remote"},
+            "not one of: local, local-english, local-multilingual, http, http\\+local, off",
+        ),
         ({"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
+        ({"KENFOLD_EMBED": "http+local"}, "KENFOLD_EMBED=http\\+local needs KENFOLD_EMBED_URL"),
+        ({"KENFOLD_EMBED_INPUT_TYPE": "query"}, "must be two names separated by a comma"),
+        ({"KENFOLD_EMBED_INPUT_TYPE": "query,"}, "must be two names separated by a comma"),
+        ({"KENFOLD_EMBED_INPUT_TYPE": "a,b,c"}, "must be two names separated by a comma"),
+        ({"KENFOLD_EMBED_INPUT_TYPE": 'query,pass"age'}, "must be two names separated by a comma"),
+        ({"KENFOLD_EMBED_QUERY_PREFIX": "q" * 201}, "KENFOLD_EMBED_QUERY_PREFIX is longer than 200"),
+        ({"KENFOLD_EMBED_PASSAGE_PREFIX": "p\x1b[31m: "}, "KENFOLD_EMBED_PASSAGE_PREFIX contains a control"),
         ({"KENFOLD_EMBED": "local", "KENFOLD_EMBED_URL": "http://x:1/v1"}, "unset one of them"),
         (
             {"KENFOLD_EMBED": "local-multilingual", "KENFOLD_EMBED_URL": "http://x:1/v1"},

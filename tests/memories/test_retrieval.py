@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import providers, selectors, services
+from memories import learned_rank, providers, selectors, services
 from memories.embedding_store import backfill, store_vectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.retrieval import SearchOptions, has_recency_intent
@@ -114,6 +114,102 @@ def test_local_models_find_a_memory_written_in_the_other_language(provider_env: 
     reports = [backfill(embedder=embedder) for embedder in providers.embedders()]
     assert [r.embedded for r in reports] == [0, 3], "only the missing model's vectors are written"
     assert recall(korean_question)[0] == english
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_asymmetric_http_model_is_told_queries_from_passages(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """Memories are embedded as passages and questions as queries: each side with its configured prefix
+    and input_type, as e5-style servers expect; the stored content itself never carries the prefix."""
+    # The scripted server hashes the prefixes as words too, which pushes the pair past the 0.55 cutoff.
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "max_distance": 1.0}
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        provider_env(
+            KENFOLD_EMBED_QUERY_PREFIX="query: ",
+            KENFOLD_EMBED_PASSAGE_PREFIX="passage: ",
+            KENFOLD_EMBED_INPUT_TYPE="search_query,search_document",
+        )
+        target = remember(IDEMPOTENT)
+        assert recall(VECTOR_ONLY_QUERY)[0] == target
+        sent = [(r.json["input"], r.json.get("input_type")) for r in server.received]
+    assert sent == [
+        ([f"passage: {IDEMPOTENT}"], "search_document"),
+        ([f"query: {VECTOR_ONLY_QUERY}"], "search_query"),
+    ]
+    assert Memory.objects.get(id=target).content == IDEMPOTENT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_plus_local_ranks_with_the_served_model_beside_both_local_ones(
+    provider_env: Callable[..., None],
+) -> None:
+    """KENFOLD_EMBED=http+local: every write gets the served model's vector and both local ones; each is
+    its own ranking, so a search still finds by vector when the server is down."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        provider_env(KENFOLD_EMBED="http+local")
+        english = remember("Refunds are paid back to the original card within five business days.")
+        target = remember(IDEMPOTENT)
+        remember(DARK_MODE)
+        models = set(MemoryEmbedding.objects.filter(memory_id=target).values_list("model", flat=True))
+        assert models == {"fake-embed", "all-minilm-l6-v2-int8", "use-multilingual-v3"}
+        assert recall(VECTOR_ONLY_QUERY)[0] == target, "the served model's synonyms match"
+        assert len([r for r in server.received if VECTOR_ONLY_QUERY in str(r.json["input"])]) == 1
+    with provider_server(lambda r: Reply(status=503, json={"error": "loading model"})) as down:
+        use_embedder(provider_env, down.url)
+        provider_env(KENFOLD_EMBED="http+local")
+        assert recall("환불은 언제 카드로 돌아와?")[0] == english, "the local multilingual model still ranks"
+
+
+def test_cross_language_fusion_stops_counting_blind_rankings_against_a_memory(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """A Korean question: full-text search finds the Korean summary (shared words) and cannot read the
+    English rule; the vector ranking puts the rule first. Plain fusion counts the full-text search's
+    silence against the rule; cross-language fusion does not, and the rule comes first."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        rule = remember("Payments are idempotent on the event id.")
+        summary = remember("세션 요약: 결제 중복 문제 웹훅 재시도 확인 완료")
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "learned_rank": False, "cross_language": 0.0}
+        assert recall("결제 중복") == [summary, rule]
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "cross_language": 1.0}
+        assert recall("결제 중복") == [rule, summary]
+        assert recall("payments idempotent")[0] == rule, "same-script questions are unchanged"
+
+
+def test_learned_order_reads_every_candidate_and_can_be_switched_off(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """With the learned order, search scores the first stage's candidates by the shipped model: scores are
+    its probabilities, in (0, 1), best first. Switched off, the plain fusion order and scores return (first
+    in every ranking scores 1.0)."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        target = remember(IDEMPOTENT)
+        remember("Payment retries use exponential backoff.")
+        remember(DARK_MODE)
+        query = "are payments idempotent on the event id"
+
+        def scored(**retrieval: object) -> list[tuple[str, float]]:
+            settings.RETRIEVAL = {**settings.RETRIEVAL, **retrieval}
+            result = selectors.memory_recall(caller=AGENT, query=query, project=REPO)
+            return [(m.id, m.score) for m in result.memories]
+
+        plain = scored(learned_rank=False)
+        assert plain[0] == (target, 1.0)
+        learned = scored(learned_rank=True)
+        assert learned[0][0] == target
+        assert {memory_id for memory_id, _ in learned} == {memory_id for memory_id, _ in plain}
+        scores = [score for _, score in learned]
+        assert all(0 < score < 1 for score in scores) and scores == sorted(scores, reverse=True)
+        trace: list = []
+        selectors.memory_recall(
+            caller=AGENT, query=query, project=REPO, options=SearchOptions(trace=trace, learned_rank=False)
+        )
+        assert [len(vector) for vector in trace[0].values()] == [len(learned_rank.FEATURES)] * len(plain)
 
 
 def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
