@@ -220,6 +220,7 @@ def retrieve(
             fused = ranking.fuse(
                 rankings, k=config["rrf_k"], blind=_blind(query, texts), cross_language=cross_language
             )
+    if learned or options.trace is not None:
         top = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(learned_rank.DEPTH, limit)]
         vectors = learned_rank.features(
             query=query,
