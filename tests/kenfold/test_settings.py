@@ -80,12 +80,12 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
         (
             "serve",
             {"KENFOLD_EMBED": "locl"},
-            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, off",
+            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, http+local, off",
         ),
         (
             "check",
             {"KENFOLD_EMBED": "locl"},
-            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, off",
+            "KENFOLD_EMBED='locl' is not one of: local, local-english, local-multilingual, http, http+local, off",
         ),
         ("serve", {"KENFOLD_EMBED": "http"}, "KENFOLD_EMBED=http needs KENFOLD_EMBED_URL"),
         (
