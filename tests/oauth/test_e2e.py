@@ -33,7 +33,10 @@ from tests.processes import free_port, manage, stop_cluster
 
 PROJECT = "github.com/kenfold/oauth-e2e"
 # The first tool call of a fresh server loads the embedding models; on a busy machine that takes seconds.
-HTTP = httpx.Client(timeout=60)
+# Idle connections are dropped after 1 s, before the test server's gunicorn closes its own (2 s, the
+# default; `serve` keeps them 75 s): otherwise a request sent as the server closes the connection fails
+# with "Server disconnected without sending a response" (seen once in CI).
+HTTP = httpx.Client(timeout=60, limits=httpx.Limits(keepalive_expiry=1.0))
 
 
 @pytest.fixture(scope="module")
