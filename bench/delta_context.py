@@ -15,7 +15,6 @@ Without --vectors, search is full-text only (no embedding model is loaded).
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -136,14 +135,9 @@ def main() -> int:
         for budget in (int(value) for value in args.budget.split(",")):
             report["steps"] += session(data, ids, budget)
     finally:
-        from django.conf import settings
-        from django.db import connections
+        from bench.retrieval_eval import close_throwaway
 
-        connections.close_all()
-        cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-        if home is not None and cluster is not None:
-            cluster.stop()
-            shutil.rmtree(home, ignore_errors=True)
+        close_throwaway(home)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     print(f"project store: {report['memories']} memories ({args.data.name})")

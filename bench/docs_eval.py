@@ -16,7 +16,6 @@ body text (memories.search.UNWEIGHTED); "with" is the default (FIELD_WEIGHTS). S
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "client"))
 
-from bench.retrieval_eval import metrics, summarize  # noqa: E402
+from bench.retrieval_eval import close_throwaway, metrics, summarize  # noqa: E402
 
 PROJECT = "github.com/harbor/market"
 
@@ -111,9 +110,8 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.management import call_command
-    from django.db import connection, connections
+    from django.db import connection
 
     from memories import providers, search
 
@@ -154,11 +152,7 @@ def main() -> int:
             args.json.write_text(json.dumps(report, indent=2) + "\n")
         return 0
     finally:
-        connections.close_all()
-        cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-        if home is not None and cluster is not None:
-            cluster.stop()
-            shutil.rmtree(home, ignore_errors=True)
+        close_throwaway(home)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,19 @@ def setup_environment(args: argparse.Namespace) -> Path | None:
     return home
 
 
+def close_throwaway(home: Path | None) -> None:
+    """Close Django's connections and, when `home` is the throwaway one setup_environment made, stop its
+    embedded cluster and delete it (the teardown every script on a throwaway database shares)."""
+    from django.conf import settings
+    from django.db import connections
+
+    connections.close_all()
+    cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
+    if home is not None and cluster is not None:
+        cluster.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 # --- loading ---------------------------------------------------------------------------------------
 
 
@@ -252,14 +265,7 @@ def main() -> int:
         call_command("migrate", interactive=False, verbosity=0)
         return run(args)
     finally:
-        from django.conf import settings
-        from django.db import connections
-
-        connections.close_all()
-        cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-        if home is not None and cluster is not None:
-            cluster.stop()
-            shutil.rmtree(home, ignore_errors=True)
+        close_throwaway(home)
 
 
 def run(args: argparse.Namespace) -> int:

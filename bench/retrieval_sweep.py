@@ -68,15 +68,7 @@ def main() -> int:
         call_command("migrate", interactive=False, verbosity=0)
         return run(args, sweeps, settings)
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-        if home is not None and cluster is not None:
-            cluster.stop()
-            import shutil
-
-            shutil.rmtree(home, ignore_errors=True)
+        retrieval_eval.close_throwaway(home)
 
 
 def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settings) -> int:

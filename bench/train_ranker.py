@@ -45,22 +45,13 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.core.management import call_command
 
     try:
         call_command("migrate", interactive=False, verbosity=0)
         return run(args)
     finally:
-        from django.db import connections
-
-        connections.close_all()
-        cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-        if home is not None and cluster is not None:
-            cluster.stop()
-            import shutil
-
-            shutil.rmtree(home, ignore_errors=True)
+        retrieval_eval.close_throwaway(home)
 
 
 def run(args: argparse.Namespace) -> int:
