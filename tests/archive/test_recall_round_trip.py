@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -54,6 +55,10 @@ def second_database() -> tuple[str, dict[str, str]]:
 
 
 def drop_database(name: str) -> None:
+    """Drop the second database once the child has gone. Not `WITH (FORCE)`: the test role is no superuser,
+    and FORCE refuses to terminate a backend of another role (an autovacuum worker on the new database failed
+    a CI run that way). A plain DROP stops autovacuum itself and waits up to 5 s for other sessions to leave,
+    so only a session that outlives the child makes it retry."""
     params = connection.get_connection_params()
     with psycopg.connect(
         host=params["host"],
@@ -62,7 +67,14 @@ def drop_database(name: str) -> None:
         dbname=params["dbname"],
         autocommit=True,
     ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for attempt in range(5):
+            try:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                return
+            except psycopg.errors.ObjectInUse:
+                if attempt == 4:
+                    raise
+                time.sleep(1)
 
 
 def test_an_imported_archive_answers_every_dev_recall_like_the_original(
