@@ -21,6 +21,10 @@ from memories.models import ContextSnapshot
 VERSION = "c1"
 # Long enough for a working day's session; a session that outlives it starts again without state.
 STATE_TTL = timedelta(hours=24)
+# Expired snapshots are deleted as new ones are written, at most once per PRUNE_INTERVAL in a process: the
+# table still holds about a day of get_context calls, and a call writes one statement instead of two.
+PRUNE_INTERVAL = timedelta(minutes=1)
+_pruned_at: datetime | None = None
 _MAC_BYTES = 12
 _SALT = "kenfold.memories.delta.state"
 
@@ -44,6 +48,16 @@ def _mac(snapshot_id: uuid.UUID) -> bytes:
 
 def state_for(snapshot_id: uuid.UUID) -> str:
     return f"{VERSION}.{_b64(snapshot_id.bytes)}.{_b64(_mac(snapshot_id))}"
+
+
+def save_state(*, scope: str, held: dict[str, str], now: datetime) -> str:
+    """Store what the agent now holds and return the state that names it."""
+    global _pruned_at
+    if _pruned_at is None or not _pruned_at <= now < _pruned_at + PRUNE_INTERVAL:
+        ContextSnapshot.objects.filter(expires_at__lte=now).delete()
+        _pruned_at = now
+    snapshot = ContextSnapshot.objects.create(scope=scope, held=held, expires_at=now + STATE_TTL)
+    return state_for(snapshot.id)
 
 
 def _snapshot_id(state: str) -> uuid.UUID:

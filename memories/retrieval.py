@@ -11,12 +11,17 @@ Scores end in (0, 1]: the reranker's probability, or the fused score (1.0 = firs
 import logging
 import math
 import re
+import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
+from django.db import connection
+from django.db.models.functions import Left
 
 from kenfold import clock
 from memories import extensions, learned_rank, providers, ranking, search
@@ -106,10 +111,29 @@ class _Candidate:
 
 # A query embedding that is not cached (CPU in onnxruntime or numpy, or an HTTP call) runs here, beside the
 # lexical search: both release the GIL while they work or wait, so a search costs the longest of them
-# instead of their sum. Only the embedding: the vector searches then run on the request's own connection,
-# which sees its uncommitted writes and costs no pool checkout (two more per search when each ran in its
-# thread with a connection of its own: under load, a round trip to check each and a slot in the pool).
+# instead of their sum. Under load, only the embedding: the vector searches then run on the request's own
+# connection, which costs no pool checkout (two more per search when each ran in its thread with a
+# connection of its own: a round trip to check each and a slot in the pool, while the CPU is the limit
+# anyway). A search alone in its process runs each vector search in the thread too, on a pooled connection
+# of the thread's, beside the lexical search: the CPU has room then, and a lone agent waits the longest of
+# the three searches instead of their sum (at 100,000 memories, 2026-12-02: docs/benchmarks.md).
 _EMBED_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kenfold-embed")
+_running_lock = threading.Lock()
+_running = 0
+
+
+@contextmanager
+def _search_slot() -> Iterator[bool]:
+    """Counts the searches running in this process; yields whether this one is alone."""
+    global _running
+    with _running_lock:
+        _running += 1
+        alone = _running == 1
+    try:
+        yield alone
+    finally:
+        with _running_lock:
+            _running -= 1
 
 
 def _vector_ranking(
@@ -133,6 +157,18 @@ def _vector_ranking(
         max_distance=config["max_distance"] or embedder.max_distance,
     )
     return [memory_id for memory_id, _distance in nearest]
+
+
+def _vector_ranking_in_thread(
+    *, embedder: Embedder, query: str, vector: list[float] | None, arguments: dict
+) -> list[UUID] | None:
+    """Embed the query if its vector is not cached, then search on this thread's own connection, which
+    goes back to the pool at the end (the next search may run on another thread)."""
+    try:
+        vector = vector if vector is not None else providers.query_vector(embedder, query)
+        return None if vector is None else _vector_ranking(embedder=embedder, vector=vector, **arguments)
+    finally:
+        connection.close()
 
 
 def retrieve(
@@ -166,24 +202,53 @@ def retrieve(
         )
         > 0
     ]
-    vectors: list[list[float] | Future[list[float] | None] | None] = [
-        providers.cached_query_vector(embedder, query) for embedder, _weight in weighted
-    ]
-    vectors = [
-        _EMBED_THREADS.submit(providers.query_vector, embedder, query) if vector is None else vector
-        for (embedder, _weight), vector in zip(weighted, vectors, strict=True)
-    ]
-    lexical = search.lexical_search(
-        query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
-    )
-    rankings = [Ranking(ranking.LEXICAL, lexical, 1.0)]
-    for (embedder, weight), pending in zip(weighted, vectors, strict=True):
-        vector = pending.result() if isinstance(pending, Future) else pending
-        if vector is not None:
-            kind = ranking.MULTILINGUAL_VECTORS if embedder.multilingual else ranking.ENGLISH_VECTORS
-            rankings.append(
-                Ranking(kind, _vector_ranking(embedder=embedder, vector=vector, **arguments), weight)
+    cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
+    with _search_slot() as alone:
+        # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
+        if alone and not connection.in_atomic_block:
+            searches: list[Future] = [
+                _EMBED_THREADS.submit(
+                    _vector_ranking_in_thread,
+                    embedder=embedder,
+                    query=query,
+                    vector=vector,
+                    arguments=arguments,
+                )
+                for (embedder, _weight), vector in zip(weighted, cached, strict=True)
+            ]
+            lexical = search.lexical_search(
+                query=query,
+                scopes=scopes,
+                types=types,
+                now=now,
+                limit=depth,
+                field_weights=options.field_weights,
             )
+            nearest = [pending.result() for pending in searches]
+        else:
+            vectors = [
+                _EMBED_THREADS.submit(providers.query_vector, embedder, query) if vector is None else vector
+                for (embedder, _weight), vector in zip(weighted, cached, strict=True)
+            ]
+            lexical = search.lexical_search(
+                query=query,
+                scopes=scopes,
+                types=types,
+                now=now,
+                limit=depth,
+                field_weights=options.field_weights,
+            )
+            nearest = []
+            for (embedder, _weight), pending in zip(weighted, vectors, strict=True):
+                vector = pending.result() if isinstance(pending, Future) else pending
+                nearest.append(
+                    None if vector is None else _vector_ranking(embedder=embedder, vector=vector, **arguments)
+                )
+    rankings = [Ranking(ranking.LEXICAL, lexical, 1.0)]
+    for (embedder, weight), found in zip(weighted, nearest, strict=True):
+        if found is not None:
+            kind = ranking.MULTILINGUAL_VECTORS if embedder.multilingual else ranking.ENGLISH_VECTORS
+            rankings.append(Ranking(kind, found, weight))
     feedback = config["feedback"] == "always" or (config["feedback"] == "auto" and len(rankings) == 1)
     recency = options.recency and has_recency_intent(query)
     if recency:
@@ -215,7 +280,7 @@ def retrieve(
     learned = config["learned_rank"] and options.learned_rank
     if cross_language > 0 or learned or options.trace is not None:
         # One query for what both steps read of the candidates.
-        texts = _candidates(list(fused))
+        texts = _candidates(list(fused), whole=learned or options.trace is not None)
         if cross_language > 0:
             fused = ranking.fuse(
                 rankings, k=config["rrf_k"], blind=_blind(query, texts), cross_language=cross_language
@@ -270,8 +335,12 @@ def retrieve(
     return sorted(views, key=order)[:limit]
 
 
-def _candidates(ids: list[UUID]) -> dict[UUID, learned_rank.Candidate]:
-    rows = Memory.objects.filter(id__in=ids).values_list("id", "content", "type")
+def _candidates(ids: list[UUID], *, whole: bool) -> dict[UUID, learned_rank.Candidate]:
+    """What the cross-language step and the learned order read of each candidate. Without `whole`, only
+    the beginning of its text (all the script check reads): ~150 candidates' whole texts cost a third of
+    this query's time to send and parse."""
+    content = "content" if whole else Left("content", ranking.SCRIPT_SAMPLE)
+    rows = Memory.objects.filter(id__in=ids).values_list("id", content, "type")
     return {
         memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }

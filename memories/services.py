@@ -24,7 +24,7 @@ from memories import delta, extensions, providers, search, selectors
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
-from memories.models import LIVE_STATUSES, ContextSnapshot, Memory, MemoryType, Status, Trust
+from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import (
     ForgetOutput,
@@ -618,9 +618,5 @@ def context_deliver(
         # Forgetting that the agent holds a memory only makes a later answer send it in full again, so
         # the oldest entries go first (this answer's items were added last).
         holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
-    with transaction.atomic():
-        # Expired snapshots go as new ones come, so the table holds about a day of get_context calls.
-        ContextSnapshot.objects.filter(expires_at__lte=now).delete()
-        snapshot = ContextSnapshot.objects.create(scope=scope, held=holding, expires_at=now + delta.STATE_TTL)
-    output.state = delta.state_for(snapshot.id)
+    output.state = delta.save_state(scope=scope, held=holding, now=now)
     return output
