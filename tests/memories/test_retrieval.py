@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import learned_rank, providers, selectors, services
+from memories import learned_rank, providers, retrieval, selectors, services
 from memories.embedding_store import backfill, store_vectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.retrieval import SearchOptions, has_recency_intent
@@ -68,9 +68,10 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
     provider_env: Callable[..., None],
 ) -> None:
     """As served (no transaction around a tool call), the query is embedded on a worker thread beside the
-    lexical search, once per model and text (later searches reuse the vector), and the vector search runs
-    on the request's connection; the results are the same as in line. Another embedding server (a
-    settings change) starts with no cached vectors."""
+    lexical search, once per model and text (later searches reuse the vector). A search alone in its
+    process runs the vector search in that thread too, on a pooled connection of its own; while another
+    search runs, on the request's connection. Both find the same. Another embedding server (a settings
+    change) starts with no cached vectors."""
     from django.db import connection
 
     with embedding_server() as server:
@@ -82,6 +83,11 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
         assert recall("dark mode docs")[0] == other
         for _ in range(20):  # connections go back to the pool: repeated searches never exhaust it
             assert recall(VECTOR_ONLY_QUERY)[0] == target
+        alone = [recall(VECTOR_ONLY_QUERY), recall("dark mode docs")]
+        with retrieval._search_slot() as first:  # as if another request were searching
+            assert first
+            busy = [recall(VECTOR_ONLY_QUERY), recall("dark mode docs")]
+        assert busy == alone
         received = [r for r in server.received if "input" in (r.json or {})]
         embedded = [r for r in received if VECTOR_ONLY_QUERY in str(r.json["input"])]
         assert len(embedded) == 1, "the query was embedded once, then its vector reused"
