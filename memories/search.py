@@ -34,6 +34,8 @@ LEXICAL_CANDIDATES = 300
 # cover every memory.
 RECENT_WINDOW = 1000
 TRIGRAM_SIMILAR_BUDGET_MS = 100
+# pg_trgm's own default, for a session that has not loaded the extension's library yet.
+PG_TRGM_DEFAULT_THRESHOLD = "0.3"
 # ts_rank's weights of the vectors' D, C, B and A parts (its defaults are 0.1, 0.2, 0.4, 1.0). Body text is
 # D; a doc section's title and headings are A, its tags, aliases and answers B, its description C
 # (migration memories.0011). Milder than kenso's column weights (10x for a title): a page's title, tags and
@@ -305,15 +307,24 @@ def trigram_similar(
         # A transaction (a savepoint inside the caller's) scopes the timeout; a cancelled statement rolls
         # the savepoint back, and with it the setting.
         with transaction.atomic(), connection.cursor() as cursor:
+            # `%` matches at pg_trgm.similarity_threshold (0.3 by default); at the threshold asked for, the
+            # trigram index itself drops the weaker matches instead of handing them to the similarity
+            # filter: the same rows, in about two thirds of the time at 100,000 memories (2026-12-02).
             cursor.execute(
-                "SELECT current_setting('statement_timeout'), set_config('statement_timeout', %s, true)",
-                [f"{int(time_budget_ms)}ms"],
+                "SELECT current_setting('statement_timeout'), set_config('statement_timeout', %s, true), "
+                "coalesce(current_setting('pg_trgm.similarity_threshold', true), %s), "
+                "set_config('pg_trgm.similarity_threshold', %s, true)",
+                [f"{int(time_budget_ms)}ms", PG_TRGM_DEFAULT_THRESHOLD, str(threshold)],
             )
-            previous = cursor.fetchone()[0]
+            previous_timeout, _, previous_threshold, _ = cursor.fetchone()
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-            # Inside a caller's transaction the savepoint's release would keep the budget: restore.
-            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
+            # Inside a caller's transaction the savepoint's release would keep both settings: restore.
+            cursor.execute(
+                "SELECT set_config('statement_timeout', %s, true), "
+                "set_config('pg_trgm.similarity_threshold', %s, true)",
+                [previous_timeout, previous_threshold],
+            )
     except OperationalError as exc:
         if not isinstance(exc.__cause__, QueryCanceled):
             raise

@@ -134,10 +134,15 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
     other = add("Payments are idempotent on the event id.")
     assert [hit.memory_id for hit in search.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', '0.3', true)")
         assert [hit.memory_id for hit in search.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
         with connection.cursor() as cursor:
             cursor.execute("SHOW statement_timeout")
             assert cursor.fetchone()[0] == before
+            # The lookup matches at its own threshold, then gives the caller's back.
+            cursor.execute("SHOW pg_trgm.similarity_threshold")
+            assert cursor.fetchone()[0] == "0.3"
     with connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == before
