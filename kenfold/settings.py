@@ -187,6 +187,9 @@ try:
         # 0.5 (0.15 for English questions): dev.json R@5 0.960 -> 0.967, every language kind up, no kind
         # down; 1.0 over-trusts the multilingual model alone (0.941; docs/benchmarks.md).
         "cross_language": env_float("KENFOLD_SEARCH_CROSS_LANGUAGE", 0.5, minimum=0.0, maximum=1.0),
+        # The bridge ranking across scripts (memories.crosslang): the weight in the fusion of the
+        # other-script words that the candidates holding the question's words use; 0 turns it off.
+        "bridge_weight": env_float("KENFOLD_SEARCH_BRIDGE_WEIGHT", 0.5, minimum=0.0, maximum=10.0),
         # The learned order of the first stage's best candidates (memories.learned_rank). Off: it lifts
         # LoCoMo (held-out conversations) but costs dev.json R@5 0.960 -> 0.882 (docs/benchmarks.md).
         "learned_rank": env_bool("KENFOLD_SEARCH_LEARNED_RANK", False),

@@ -19,7 +19,7 @@ from uuid import UUID
 from django.conf import settings
 
 from kenfold import clock
-from memories import extensions, learned_rank, providers, ranking, search
+from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
 from memories.models import CodeState, Memory, MemoryType
@@ -213,13 +213,18 @@ def retrieve(
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
     learned = config["learned_rank"] and options.learned_rank
-    if cross_language > 0 or learned or options.trace is not None:
-        # One query for what both steps read of the candidates.
+    bridge = config["bridge_weight"] if multilingual else 0.0
+    if cross_language > 0 or bridge > 0 or learned or options.trace is not None:
+        # One query for what these steps read of the candidates.
         texts = _candidates(list(fused))
+        if bridge > 0:
+            _add_bridge(rankings, query=query, texts=texts, weight=bridge)
         if cross_language > 0:
             fused = ranking.fuse(
                 rankings, k=config["rrf_k"], blind=_blind(query, texts), cross_language=cross_language
             )
+        elif bridge > 0:
+            fused = ranking.fuse(rankings, k=config["rrf_k"])
     if learned or options.trace is not None:
         top = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(learned_rank.DEPTH, limit)]
         vectors = learned_rank.features(
@@ -275,6 +280,17 @@ def _candidates(ids: list[UUID]) -> dict[UUID, learned_rank.Candidate]:
     return {
         memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }
+
+
+def _add_bridge(
+    rankings: list[Ranking], *, query: str, texts: dict[UUID, learned_rank.Candidate], weight: float
+) -> None:
+    """The bridge ranking across scripts (memories.crosslang), from the texts already fetched."""
+    ids = crosslang.bridge_ranking(
+        query=query, texts={memory_id: candidate.content for memory_id, candidate in texts.items()}
+    )
+    if ids:
+        rankings.append(Ranking(ranking.BRIDGE, ids, weight))
 
 
 def _blind(query: str, candidates: dict[UUID, learned_rank.Candidate]) -> dict[UUID, frozenset[str]]:

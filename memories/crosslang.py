@@ -1,0 +1,126 @@
+"""A bridge between the question's language and the other one, mined from the candidates' own texts.
+
+Memories mix scripts: a Korean memory names the English identifiers it is about (`production 잡을 when:
+manual로`, `internal/pg/toss/webhook.go의 VerifySignature`). Such a memory is a small bilingual
+dictionary: it says which Korean words go with an English term, and which English identifiers go with a
+Korean word. An English question ("On which days can the shop API go to production?") shares no word
+with the Korean rule that answers it (`운영 배포는 화요일·목요일 …`), but a Korean session summary that
+says `production` also says `운영 배포`, and so bridges the two.
+
+Here, for one question, the bridges are the first stage's candidates that contain a word of the question
+and words of the other script; their other-script words, weighted by how much of the question the bridge
+holds and by how rare the word is among the candidates, make an expanded question; the candidates written
+in the other script are ranked by it. That ranking joins the fusion (ranking.BRIDGE), as full-text search
+would if it could read across scripts.
+
+No SQL and no scan of the store: it reads only the texts the first stage already fetched for the
+cross-language fusion (about 100 candidates), and each text's words are cached by content, so a repeated
+candidate costs a dictionary lookup. Deterministic: ties break by memory id.
+"""
+
+import math
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from uuid import UUID
+
+from memories import ranking
+from memories.lexical import _ENGLISH_STOPWORDS, _KOREAN_STOPWORDS, _KOREAN_SUFFIX_SET, korean_stem
+
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
+MIN_LATIN = 3
+MIN_HANGUL_STEM = 2
+# How many of the bridge's candidates' best-scored other-script memories enter the ranking.
+DEPTH = 20
+# Whether Korean (non-Latin) questions get the ranking too (English memories found through the English
+# identifiers of the Korean candidates that hold the question's words).
+NON_LATIN_QUESTIONS = True
+# Texts whose words are remembered (a few hundred bytes each).
+CACHE_SIZE = 20_000
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def words(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The Latin words (lowercased, 3+ letters, no stop words) and Korean stems (2+ syllables) of ``text``."""
+    latin = frozenset(
+        word
+        for word in (match.lower() for match in _LATIN_WORD.findall(text))
+        if len(word) >= MIN_LATIN and word not in _ENGLISH_STOPWORDS
+    )
+    hangul = set()
+    for run in _HANGUL_RUN.findall(text):
+        if run in _KOREAN_STOPWORDS or run in _KOREAN_SUFFIX_SET:
+            continue
+        stem = korean_stem(run)
+        if len(stem) >= MIN_HANGUL_STEM:
+            hangul.add(stem)
+    return latin, frozenset(hangul)
+
+
+def _has(stems: frozenset[str], want: str) -> bool:
+    """Whether a text's Korean stems hold the question's stem ``want`` (a stem matches a word it begins:
+    `정산` finds `정산금`)."""
+    return want in stems or any(stem.startswith(want) for stem in stems)
+
+
+def bridge_ranking(*, query: str, texts: Mapping[UUID, str]) -> list[UUID]:
+    """The candidates written in the other script than ``query``'s, best first, by the other-script words
+    they share with the candidates that contain the question's own words (the bridges)."""
+    if not texts:
+        return []
+    query_latin, query_hangul = words(query)
+    query_non_latin = ranking.non_latin(query)
+    if query_non_latin and not NON_LATIN_QUESTIONS:
+        return []
+    own = query_hangul if query_non_latin else query_latin
+    if not own:
+        return []
+    # In id order: float sums in a fixed order, so the same store always answers the same.
+    vocabulary = {memory_id: words(texts[memory_id]) for memory_id in sorted(texts)}
+    # How many candidates use each word: a word in most of them bridges nothing.
+    frequency: dict[str, int] = {}
+    for latin, hangul in vocabulary.values():
+        for word in latin | hangul:
+            frequency[word] = frequency.get(word, 0) + 1
+    total = len(vocabulary)
+
+    def rarity(word: str) -> float:
+        return math.log(1 + total / frequency.get(word, total))
+
+    # Which candidates hold each of the question's words; a question word in many of them ("api") says
+    # less about a bridge than a rare one ("production").
+    holders = {
+        want: [
+            memory_id
+            for memory_id, (latin, hangul) in vocabulary.items()
+            if (_has(hangul, want) if query_non_latin else want in latin)
+        ]
+        for want in sorted(own)
+    }
+    weights = {want: math.log(1 + total / len(found)) for want, found in holders.items() if found}
+    if not weights:
+        return []
+    whole = sum(weights.values())
+    matched: dict[UUID, float] = {}
+    for want, found in holders.items():
+        for memory_id in found:
+            matched[memory_id] = matched.get(memory_id, 0.0) + weights[want] / whole
+    expansion: dict[str, float] = {}
+    for memory_id in sorted(matched):
+        latin, hangul = vocabulary[memory_id]
+        other = latin if query_non_latin else hangul
+        for word in sorted(other):
+            expansion[word] = expansion.get(word, 0.0) + matched[memory_id] / len(other)
+    if not expansion:
+        return []
+    scores: dict[UUID, float] = {}
+    for memory_id in vocabulary:
+        if ranking.non_latin(texts[memory_id]) == query_non_latin:
+            continue
+        latin, hangul = vocabulary[memory_id]
+        found = hangul if not query_non_latin else latin
+        score = sum(expansion[word] * rarity(word) for word in found if word in expansion)
+        if score > 0:
+            scores[memory_id] = score
+    return sorted(scores, key=lambda memory_id: (-scores[memory_id], memory_id))[:DEPTH]
