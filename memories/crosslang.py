@@ -80,7 +80,9 @@ def bridge_ranking(*, query: str, texts: Mapping[UUID, str]) -> list[UUID]:
     if query_non_latin and not NON_LATIN_QUESTIONS:
         return []
     own = query_hangul if query_non_latin else query_latin
-    if not own:
+    # The memories it may rank: none in the other script (an English-only store) and it costs nothing more.
+    targets = {memory_id for memory_id, text in texts.items() if ranking.non_latin(text) != query_non_latin}
+    if not own or not targets:
         return []
     # In id order: float sums in a fixed order, so the same store always answers the same.
     vocabulary = {memory_id: words(texts[memory_id]) for memory_id in sorted(texts)}
@@ -122,7 +124,7 @@ def bridge_ranking(*, query: str, texts: Mapping[UUID, str]) -> list[UUID]:
         return []
     scores: dict[UUID, float] = {}
     for memory_id in vocabulary:
-        if ranking.non_latin(texts[memory_id]) == query_non_latin:
+        if memory_id not in targets:
             continue
         latin, hangul = vocabulary[memory_id]
         used = latin if query_non_latin else hangul
