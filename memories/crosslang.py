@@ -135,3 +135,10 @@ def bridge_ranking(*, query: str, texts: Mapping[UUID, str]) -> list[UUID]:
         if score > 0:
             scores[memory_id] = score
     return sorted(scores, key=lambda memory_id: (-scores[memory_id], memory_id))[:DEPTH]
+
+
+def script_factor(query: str, *, multilingual: bool, factor: float) -> float:
+    """How much more a multilingual model's ranking weighs for a question mostly in another script than
+    Latin (Korean): beside it only full-text search runs (the English model is left out), and for such a
+    question the full-text search cannot read the English memories that often answer it."""
+    return factor if multilingual and factor != 1.0 and ranking.non_latin(query) else 1.0

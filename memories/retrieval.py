@@ -163,6 +163,9 @@ def retrieve(
         if (
             weight := (config["vector_weight"] if index == 0 else config["companion_weight"])
             * (FOREIGN_SCRIPT_WEIGHT if foreign and not embedder.multilingual else 1.0)
+            * crosslang.script_factor(
+                query, multilingual=embedder.multilingual, factor=config["script_weight"]
+            )
         )
         > 0
     ]

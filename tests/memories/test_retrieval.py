@@ -180,6 +180,30 @@ def test_cross_language_fusion_stops_counting_blind_rankings_against_a_memory(
         assert recall("payments idempotent")[0] == rule, "same-script questions are unchanged"
 
 
+def test_script_weight_lets_the_multilingual_ranking_decide_for_korean_questions(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """A Korean question: full-text search finds the Korean summary, the multilingual ranking puts the
+    English rule first. Weighted up for questions in Korean, the multilingual ranking outweighs the
+    full-text search; at 1 (off) the summary stays first; English questions are not weighted."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        rule = remember("Payments are idempotent on the event id.")
+        summary = remember("세션 요약: 결제 중복 문제 웹훅 재시도 확인 완료")
+        settings.RETRIEVAL = {
+            **settings.RETRIEVAL,
+            "learned_rank": False,
+            "cross_language": 0.0,
+            "bridge_weight": 0.0,
+            "script_weight": 1.0,
+        }
+        assert recall("결제 중복") == [summary, rule]
+        english = recall("payments idempotent")
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "script_weight": 6.0}
+        assert recall("결제 중복") == [rule, summary]
+        assert recall("payments idempotent") == english
+
+
 def test_bridge_ranking_finds_a_korean_rule_for_an_english_question_and_can_be_switched_off(
     provider_env: Callable[..., None], settings
 ) -> None:
