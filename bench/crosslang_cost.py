@@ -1,13 +1,18 @@
 """What the cross-language bridge ranking (memories/crosslang.py) adds to each recall, measured in process.
 
     .venv/bin/python bench/crosslang_cost.py bench/data/dev.json [--passes 3]
-    .venv/bin/python bench/crosslang_cost.py ../shared/data/locomo/locomo10.json --conversations 1
+    .venv/bin/python bench/crosslang_cost.py --synthetic 2000 [--candidates 110]
 
 Loads the set like bench/retrieval_eval.py, then runs every query through `recall` `--passes` times and
 times (time.perf_counter) the bridge step alone: building the ranking from the candidates' texts recall
 has already fetched, and the extra fusion it costs. The first pass starts with an empty word cache (each
 candidate's words computed once), later passes find them cached, as a running server does for the
 memories it keeps returning. No SQL is timed: the step runs none.
+
+--synthetic N: no database; the bridge ranking alone on the latency benchmark's synthetic corpus
+(bench/latency/corpus.py, 20 % Korean), N questions each against --candidates memories drawn at random
+from 100,000 template sentences: what a recall at 100,000 memories hands it (the first stage's candidates
+are ~110 whatever the store's size), with less shared vocabulary than real candidates, so more words.
 """
 
 import argparse
@@ -24,11 +29,17 @@ import retrieval_eval
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", type=Path)
+    parser.add_argument("data", type=Path, nargs="?")
+    parser.add_argument("--synthetic", type=int, metavar="N", help="N synthetic questions, no database")
+    parser.add_argument("--candidates", type=int, default=110)
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--conversations", type=int, help="LoCoMo: only the first N conversations")
     parser.add_argument("--json", type=Path, help="write the report here")
     args = parser.parse_args()
+    if args.synthetic:
+        return synthetic(args)
+    if args.data is None:
+        parser.error("give a data file or --synthetic N")
     home = retrieval_eval.setup_environment(argparse.Namespace(no_vectors=False, rerank_url=None))
     import django
 
@@ -121,6 +132,39 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def synthetic(args: argparse.Namespace) -> int:
+    import random
+    import uuid
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.latency import corpus
+    from memories import crosslang
+
+    rng = random.Random(15)
+    bases = corpus.make_bases(100_000, rng)
+    texts = {uuid.UUID(int=index): base.text for index, base in enumerate(bases)}
+    ids = sorted(texts)
+    queries = corpus.make_queries(args.synthetic, rng)
+    draws = [rng.sample(ids, min(args.candidates, len(ids))) for _ in queries]
+    crosslang.words.cache_clear()
+    for number in range(args.passes):
+        timings = []
+        ranked = 0
+        for query, drawn in zip(queries, draws, strict=True):
+            began = time.perf_counter()
+            found = crosslang.bridge_ranking(query=query["query"], texts={i: texts[i] for i in drawn})
+            timings.append((time.perf_counter() - began) * 1000)
+            ranked += bool(found)
+        ms = sorted(timings)
+        print(
+            f"pass {number + 1} ({'empty word cache' if number == 0 else 'cached'}): {len(ms)} questions "
+            f"x {args.candidates} candidates of {len(bases)} memories, ranked something for {ranked}; ms p50 "
+            f"{statistics.median(ms):.3f} p95 {ms[round(0.95 * (len(ms) - 1))]:.3f} max {ms[-1]:.3f} "
+            f"mean {statistics.fmean(ms):.3f}"
+        )
     return 0
 
 
