@@ -11,11 +11,15 @@ Here, for one question, the bridges are the first stage's candidates that contai
 and words of the other script; their other-script words, weighted by how much of the question the bridge
 holds and by how rare the word is among the candidates, make an expanded question; the candidates written
 in the other script are ranked by it. That ranking joins the fusion (ranking.BRIDGE), as full-text search
-would if it could read across scripts.
+would if it could read across scripts. Only for English questions (NON_LATIN_QUESTIONS): from Korean
+questions it bridged to the wrong English memories.
 
 No SQL and no scan of the store: it reads only the texts the first stage already fetched for the
 cross-language fusion (about 100 candidates), and each text's words are cached by content, so a repeated
 candidate costs a dictionary lookup. Deterministic: ties break by memory id.
+
+Also here, the other direction's cheaper remedy: script_factor weighs the multilingual model up for
+questions in Korean, whose English answers only that model can read.
 """
 
 import math
@@ -25,13 +29,13 @@ from functools import lru_cache
 from uuid import UUID
 
 from memories import ranking
-from memories.lexical import _ENGLISH_STOPWORDS, _KOREAN_STOPWORDS, _KOREAN_SUFFIX_SET
+from memories.lexical import ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
 
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")
 MIN_LATIN = 3
 MIN_HANGUL_STEM = 2
-# How many of the bridge's candidates' best-scored other-script memories enter the ranking.
+# How many candidates, best first, the bridge ranking holds.
 DEPTH = 20
 # The rarity of a word among the candidates, log(1 + n / df), is raised to this power: session summaries
 # share their boilerplate (`세션 요약`, `브랜치`, `요청`, `최종 응답`), which must not bridge them to each
@@ -42,9 +46,9 @@ RARITY_POWER = 2
 # weight 0.5 it changes no R@5 but lowers cross-ko-en MRR@10 0.644 -> 0.602 and mixed 0.833 -> 0.750, and
 # at 0.7-1.0 cross-ko-en R@5 falls to 0.955-0.864 (identifiers such as "API" bridge to everything).
 NON_LATIN_QUESTIONS = False
-# Texts whose words are remembered (a few hundred bytes each).
-CACHE_SIZE = 20_000
-_LONGEST_SUFFIX = max(map(len, _KOREAN_SUFFIX_SET))
+# Texts whose words are remembered: ~3 KB each with their word sets, so ~12 MB per process at most.
+CACHE_SIZE = 4096
+_LONGEST_SUFFIX = max(map(len, KOREAN_SUFFIXES))
 
 
 def _stem(word: str) -> str:
@@ -52,7 +56,7 @@ def _stem(word: str) -> str:
     The same stems; korean_stem tries each of ~100 endings in turn, which made this module's words
     of a Korean memory cost ~0.1 ms."""
     for size in range(min(_LONGEST_SUFFIX, len(word) - 2), 0, -1):
-        if word[-size:] in _KOREAN_SUFFIX_SET:
+        if word[-size:] in KOREAN_SUFFIXES:
             return word[:-size]
     return word
 
@@ -63,11 +67,11 @@ def words(text: str) -> tuple[frozenset[str], frozenset[str]]:
     latin = frozenset(
         word
         for word in (match.lower() for match in _LATIN_WORD.findall(text))
-        if len(word) >= MIN_LATIN and word not in _ENGLISH_STOPWORDS
+        if len(word) >= MIN_LATIN and word not in ENGLISH_STOPWORDS
     )
     hangul = set()
     for run in _HANGUL_RUN.findall(text):
-        if run in _KOREAN_STOPWORDS or run in _KOREAN_SUFFIX_SET:
+        if run in KOREAN_STOPWORDS or run in KOREAN_SUFFIXES:
             continue
         stem = _stem(run)
         if len(stem) >= MIN_HANGUL_STEM:
