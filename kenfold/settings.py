@@ -187,6 +187,14 @@ try:
         # 0.5 (0.15 for English questions): dev.json R@5 0.960 -> 0.967, every language kind up, no kind
         # down; 1.0 over-trusts the multilingual model alone (0.941; docs/benchmarks.md).
         "cross_language": env_float("KENFOLD_SEARCH_CROSS_LANGUAGE", 0.5, minimum=0.0, maximum=1.0),
+        # The bridge ranking for English questions (memories.crosslang): the weight in the fusion of the
+        # Korean candidates ranked by the Korean words of the candidates holding the question's words; 0
+        # turns it off. 0.5: dev.json R@5 0.967 -> 0.976, cross-en-ko 0.935 -> 0.957, korean 0.906 -> 0.969.
+        "bridge_weight": env_float("KENFOLD_SEARCH_BRIDGE_WEIGHT", 0.5, minimum=0.0, maximum=10.0),
+        # The multilingual model's weight for questions mostly in Korean (or another non-Latin script) is
+        # multiplied by this (memories.crosslang.script_factor); 1 turns it off. 2: dev.json MRR@10 0.840 ->
+        # 0.856 (cross-ko-en 0.644 -> 0.742), no R@5 changed; 3 cost a kind's MRR (docs/benchmarks.md).
+        "script_weight": env_float("KENFOLD_SEARCH_SCRIPT_WEIGHT", 2.0, minimum=0.1, maximum=10.0),
         # The learned order of the first stage's best candidates (memories.learned_rank). Off: it lifts
         # LoCoMo (held-out conversations) but costs dev.json R@5 0.960 -> 0.882 (docs/benchmarks.md).
         "learned_rank": env_bool("KENFOLD_SEARCH_LEARNED_RANK", False),

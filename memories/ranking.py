@@ -32,6 +32,9 @@ FEEDBACK = "feedback"
 RECENT = "recent"
 ENGLISH_VECTORS = "english"
 MULTILINGUAL_VECTORS = "multilingual"
+# Words of the other script, through the candidates that hold both (memories.crosslang): it ranks only
+# memories in the other script than the question's, so it is blind to the question's own.
+BRIDGE = "bridge"
 # The rankings that match words, and so cannot match across scripts.
 _WORD_RANKINGS = frozenset({LEXICAL, FEEDBACK})
 # Share of the cross-language setting applied to questions in Latin script (English): their blind
@@ -70,6 +73,8 @@ def blind_rankings(*, query_non_latin: bool, memory_non_latin: bool) -> frozense
         blind.add(ENGLISH_VECTORS)
     if memory_non_latin != query_non_latin:
         blind |= _WORD_RANKINGS
+    else:
+        blind.add(BRIDGE)
     return frozenset(blind)
 
 

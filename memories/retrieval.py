@@ -24,7 +24,7 @@ from django.db import connection
 from django.db.models.functions import Left
 
 from kenfold import clock
-from memories import extensions, learned_rank, providers, ranking, search
+from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
 from memories.models import CodeState, Memory, MemoryType
@@ -199,6 +199,9 @@ def retrieve(
         if (
             weight := (config["vector_weight"] if index == 0 else config["companion_weight"])
             * (FOREIGN_SCRIPT_WEIGHT if foreign and not embedder.multilingual else 1.0)
+            * crosslang.script_factor(
+                query, multilingual=embedder.multilingual, factor=config["script_weight"]
+            )
         )
         > 0
     ]
@@ -278,13 +281,18 @@ def retrieve(
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
     learned = config["learned_rank"] and options.learned_rank
-    if cross_language > 0 or learned or options.trace is not None:
-        # One query for what both steps read of the candidates.
-        texts = _candidates(list(fused), whole=learned or options.trace is not None)
+    bridge = config["bridge_weight"] if multilingual and crosslang.reads_question(query) else 0.0
+    if cross_language > 0 or bridge > 0 or learned or options.trace is not None:
+        # One query for what these steps read of the candidates.
+        texts = _candidates(list(fused), whole=bridge > 0 or learned or options.trace is not None)
+        if bridge > 0:
+            _add_bridge(rankings, query=query, texts=texts, weight=bridge)
         if cross_language > 0:
             fused = ranking.fuse(
                 rankings, k=config["rrf_k"], blind=_blind(query, texts), cross_language=cross_language
             )
+        elif bridge > 0:
+            fused = ranking.fuse(rankings, k=config["rrf_k"])
     if learned or options.trace is not None:
         top = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(learned_rank.DEPTH, limit)]
         vectors = learned_rank.features(
@@ -344,6 +352,17 @@ def _candidates(ids: list[UUID], *, whole: bool) -> dict[UUID, learned_rank.Cand
     return {
         memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }
+
+
+def _add_bridge(
+    rankings: list[Ranking], *, query: str, texts: dict[UUID, learned_rank.Candidate], weight: float
+) -> None:
+    """The bridge ranking across scripts (memories.crosslang), from the texts already fetched."""
+    ids = crosslang.bridge_ranking(
+        query=query, texts={memory_id: candidate.content for memory_id, candidate in texts.items()}
+    )
+    if ids:
+        rankings.append(Ranking(ranking.BRIDGE, ids, weight))
 
 
 def _blind(query: str, candidates: dict[UUID, learned_rank.Candidate]) -> dict[UUID, frozenset[str]]:

@@ -74,6 +74,19 @@ def test_a_bad_setting_stops_the_process_with_the_variable_named(tmp_path: Path)
     assert "KENFOLD_HTTP_ADDR='nonsense' must be host:port" in result.stderr
 
 
+def test_a_bad_bridge_weight_stops_the_process_with_the_variable_named(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO,
+        env=kenfold_env(tmp_path, KENFOLD_SEARCH_BRIDGE_WEIGHT="lots"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "KENFOLD_SEARCH_BRIDGE_WEIGHT" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("command", "variables", "message"),
     [

@@ -186,6 +186,59 @@ def test_cross_language_fusion_stops_counting_blind_rankings_against_a_memory(
         assert recall("payments idempotent")[0] == rule, "same-script questions are unchanged"
 
 
+def test_script_weight_lets_the_multilingual_ranking_decide_for_korean_questions(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """A Korean question: full-text search finds the Korean summary, the multilingual ranking puts the
+    English rule first. Weighted up for questions in Korean, the multilingual ranking outweighs the
+    full-text search; at 1 (off) the summary stays first; English questions are not weighted."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        rule = remember("Payments are idempotent on the event id.")
+        summary = remember("세션 요약: 결제 중복 문제 웹훅 재시도 확인 완료")
+        settings.RETRIEVAL = {
+            **settings.RETRIEVAL,
+            "learned_rank": False,
+            "cross_language": 0.0,
+            "bridge_weight": 0.0,
+            "script_weight": 1.0,
+        }
+        assert recall("결제 중복") == [summary, rule]
+        english = recall("payments idempotent")
+        settings.RETRIEVAL = {**settings.RETRIEVAL, "script_weight": 6.0}
+        assert recall("결제 중복") == [rule, summary]
+        assert recall("payments idempotent") == english
+
+
+def test_bridge_ranking_finds_a_korean_rule_for_an_english_question_and_can_be_switched_off(
+    provider_env: Callable[..., None], settings
+) -> None:
+    """An English question about production deploys shares no word with the Korean rule that answers it;
+    a Korean session summary names `production` beside `운영 배포`, so the bridge ranking (English
+    questions, the local multilingual model) lifts the rule, which shares those words. At weight 0 the
+    plain order returns; the same store always answers the same; Korean questions are left alone."""
+    provider_env(KENFOLD_EMBED="local-multilingual", KENFOLD_EMBED_URL=None)
+    remember("Production logs are kept for 30 days in the logs bucket.")
+    remember("Production database backups run every night at 03:00 UTC.")
+    remember("Production alerts for the shop go to the on-call channel.")
+    remember("The staging cluster is rebuilt every night from the main branch.")
+    rule = remember("운영 배포는 화요일과 목요일 오후 2시에만 수동 승인으로 진행한다.")
+    summary = remember("세션 요약: production 잡을 수동 승인 방식으로 바꾸고 운영 배포 창을 정했다.")
+    remember("장바구니 조회 API 성능 개선 중, 남은 작업은 캐시 적용.")
+    query = "On which days can the shop go to production?"
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "learned_rank": False, "bridge_weight": 0.0}
+    off = recall(query)
+    korean_off = recall("운영 배포는 언제 해?")
+    # A weight above the default's, so that in this seven-memory store the bridge alone decides.
+    settings.RETRIEVAL = {**settings.RETRIEVAL, "bridge_weight": 2.0}
+    on = recall(query)
+    assert off.index(rule) > 1, "without the bridge, English memories sharing `production` come first"
+    assert on[0] == rule, "the summary holding `production` bridges to the rule's Korean words"
+    assert on.index(summary) > 0, "the summary gets no credit from its own words"
+    assert recall(query) == on, "deterministic"
+    assert recall("운영 배포는 언제 해?") == korean_off
+
+
 def test_learned_order_reads_every_candidate_and_can_be_switched_off(
     provider_env: Callable[..., None], settings
 ) -> None:
