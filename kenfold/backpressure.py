@@ -7,11 +7,20 @@ run at once, which is less than the pool's size, so a request that runs always g
 QUEUE_PER_PROCESS more wait their turn, each at most QUEUE_WAIT_S; anything beyond gets 503 with
 Retry-After before a byte of its body is read. A database that is down or overloaded is also a 503 (never
 a 500): `database_unavailable` names those errors for every edge that translates errors.
+
+Reads go first. An agent waits for its recall or get_context before it can go on, while a write's answer
+only confirms it; so a free slot goes to the oldest waiting read, and to a write only when no read waits
+or the write has waited READ_PRIORITY_S (writes are delayed, never starved). A request's body is read
+before it waits (that is how the gate tells a read from a write), so a client that sends its body slowly
+waits outside the running slots instead of holding one.
 """
 
 import asyncio
 import logging
 import os
+import time
+from collections import deque
+from collections.abc import Callable
 from contextlib import suppress
 
 import psycopg
@@ -32,6 +41,8 @@ POOL_SIZE = ACTIVE_PER_PROCESS + 4
 QUEUE_PER_PROCESS = 64
 QUEUE_WAIT_S = 20.0
 RETRY_AFTER_S = 2
+# How long a write may be passed over by reads before it takes the next free slot anyway.
+READ_PRIORITY_S = 1.0
 OVERLOADED = "Kenfold is busy: too many requests are waiting; retry in a few seconds"
 DATABASE_UNAVAILABLE = "Kenfold's database is unavailable or overloaded right now; retry in a few seconds"
 INCOMPLETE_BODY = (
@@ -58,8 +69,13 @@ def unavailable_response(message: str = DATABASE_UNAVAILABLE) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
+# Whether a request (its scope and whole body) changes memory; the gate lets reads go first.
+Writes = Callable[[Scope, bytes], bool]
+
+
 class AdmissionGate:
-    """ASGI wrapper: lets ACTIVE_PER_PROCESS requests in at once and queues QUEUE_PER_PROCESS more.
+    """ASGI wrapper: lets ACTIVE_PER_PROCESS requests in at once and queues QUEUE_PER_PROCESS more, reads
+    before writes.
 
     One instance is shared by every surface it wraps, so the bound is per process. It is also the edge for
     requests that end early: a body shorter than its Content-Length (the client stops sending, or goes
@@ -67,33 +83,73 @@ class AdmissionGate:
     """
 
     def __init__(self) -> None:
-        self._running = asyncio.Semaphore(ACTIVE_PER_PROCESS)
-        self._waiting = 0
+        self._free = ACTIVE_PER_PROCESS
+        self._inside = 0  # requests reading their body, waiting or running
+        # (enqueued at, future) per kind; a future's result is a slot handed over by a finishing request.
+        self._reads: deque[tuple[float, asyncio.Future[None]]] = deque()
+        self._writes: deque[tuple[float, asyncio.Future[None]]] = deque()
 
-    def wrap(self, app: ASGIApp) -> ASGIApp:
+    def wrap(self, app: ASGIApp, *, writes: Writes) -> ASGIApp:
         async def gated(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != "http":
                 return await app(scope, receive, send)
-            if self._running.locked() and self._waiting >= QUEUE_PER_PROCESS:
+            if self._inside >= ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS:
                 return await unavailable_response(OVERLOADED)(scope, receive, send)
-            self._waiting += 1
+            self._inside += 1
             try:
-                async with asyncio.timeout(QUEUE_WAIT_S):
-                    await self._running.acquire()
-            except TimeoutError:
-                return await unavailable_response(OVERLOADED)(scope, receive, send)
+                body = await _whole_body(scope, receive, send)
+                if body is None:
+                    return
+                try:
+                    async with asyncio.timeout(QUEUE_WAIT_S):
+                        await self._acquire(write=writes(scope, body))
+                except TimeoutError:
+                    return await unavailable_response(OVERLOADED)(scope, receive, send)
+                try:
+                    await app(scope, replaying(body, receive), send)
+                finally:
+                    self._release()
             finally:
-                self._waiting -= 1
-            try:
-                await _answer_incomplete_requests(app, scope, receive, send)
-            finally:
-                self._running.release()
+                self._inside -= 1
 
         return gated
 
+    async def _acquire(self, *, write: bool) -> None:
+        if self._free > 0 and not self._reads and not self._writes:
+            self._free -= 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (time.monotonic(), waiter)
+        queue = self._writes if write else self._reads
+        queue.append(entry)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed a slot as it gave up: pass the slot on
+            else:
+                queue.remove(entry)
+            raise
 
-async def _answer_incomplete_requests(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-    """Read the whole body first, then hand it to `app`.
+    def _release(self) -> None:
+        """Hand the slot to the next waiter (reads first, unless a write has waited too long), or free it."""
+        overdue = bool(self._writes) and time.monotonic() - self._writes[0][0] >= READ_PRIORITY_S
+        for queue in (self._writes, self._reads) if overdue else (self._reads, self._writes):
+            while queue:
+                _enqueued, waiter = queue.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)
+                    return
+        self._free += 1
+
+
+def unsafe_method(scope: Scope, body: bytes) -> bool:
+    """A REST request writes unless it only reads (GET, HEAD, OPTIONS)."""
+    return scope["method"] not in ("GET", "HEAD", "OPTIONS")
+
+
+async def _whole_body(scope: Scope, receive: Receive, send: Send) -> bytes | None:
+    """The request's whole body, or None when it ended early (answered here).
 
     The MCP SDK logs a body that ends early as an ERROR with a traceback and answers 500; read here, it is
     the client's doing: logged at info, answered 408 (if the client still listens). Bodies are small
@@ -108,11 +164,10 @@ async def _answer_incomplete_requests(app: ASGIApp, scope: Scope, receive: Recei
             # never reads it.
             with suppress(OSError):
                 await JSONResponse({"error": INCOMPLETE_BODY}, status_code=408)(scope, receive, send)
-            return
+            return None
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    await app(scope, replaying(b"".join(chunks), receive), send)
+            return b"".join(chunks)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

@@ -53,7 +53,7 @@ def _post(server: KenfoldServer) -> httpx.Response:
 
 def test_beyond_the_queue_a_request_gets_503_with_retry_after_at_once(server: KenfoldServer) -> None:
     with ExitStack() as stack:
-        # Requests whose bodies never finish hold every running slot, then fill the queue behind them.
+        # Requests whose bodies never finish fill the gate (reading a body counts like waiting for a slot).
         for _ in range(ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS):
             stack.callback(_start_request(server, BODY[:10]).close)
         time.sleep(1.5)  # let the server accept them all (one accept loop for the process)

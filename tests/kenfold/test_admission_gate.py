@@ -1,0 +1,122 @@
+"""The admission gate's order (kenfold.backpressure): reads before writes, a write passed over no longer than
+READ_PRIORITY_S, and the bound on requests inside. Driven as ASGI, with requests that hold their slot until
+the test lets them finish."""
+
+import asyncio
+import json
+
+import pytest
+
+from kenfold import backpressure
+from kenfold.backpressure import ACTIVE_PER_PROCESS, QUEUE_PER_PROCESS, AdmissionGate
+from kenfold.mcp.transports import mcp_writes
+
+
+def _call(tool: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}}).encode()
+
+
+class Harness:
+    """An app behind the gate that records the order requests start in and holds each until released."""
+
+    def __init__(self) -> None:
+        self.gate = AdmissionGate()
+        self.started: list[str] = []
+        self.release: dict[str, asyncio.Event] = {}
+        self.statuses: dict[str, int] = {}
+        self.endpoint = self.gate.wrap(self._app, writes=mcp_writes)
+
+    async def _app(self, scope, receive, send) -> None:
+        body = (await receive())["body"]
+        name = json.loads(body)["label"]
+        self.started.append(name)
+        await self.release.setdefault(name, asyncio.Event()).wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def request(self, label: str, tool: str) -> None:
+        body = json.loads(_call(tool)) | {"label": label}
+        sent = False
+
+        async def receive():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}
+            await asyncio.Event().wait()
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                self.statuses[label] = message["status"]
+
+        self.release.setdefault(label, asyncio.Event())
+        await self.endpoint({"type": "http", "path": "/mcp", "method": "POST"}, receive, send)
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_a_free_slot_goes_to_a_waiting_read_before_an_earlier_write() -> None:
+    async def scenario() -> list[str]:
+        h = Harness()
+        tasks = [asyncio.create_task(h.request(f"busy{n}", "remember")) for n in range(ACTIVE_PER_PROCESS)]
+        await _settle()
+        tasks.append(asyncio.create_task(h.request("write", "remember")))
+        await _settle()
+        tasks.append(asyncio.create_task(h.request("read", "recall")))
+        tasks.append(asyncio.create_task(h.request("context", "get_context")))
+        await _settle()
+        assert h.started == [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)], "the others wait"
+        h.release["busy0"].set()
+        await _settle()
+        h.release["busy1"].set()
+        await _settle()
+        h.release["busy2"].set()
+        await _settle()
+        for event in h.release.values():
+            event.set()
+        await asyncio.gather(*tasks)
+        return h.started[ACTIVE_PER_PROCESS:]
+
+    assert asyncio.run(scenario()) == ["read", "context", "write"]
+
+
+def test_a_write_passed_over_long_enough_goes_before_later_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backpressure, "READ_PRIORITY_S", 0.05)
+
+    async def scenario() -> list[str]:
+        h = Harness()
+        tasks = [asyncio.create_task(h.request(f"busy{n}", "recall")) for n in range(ACTIVE_PER_PROCESS)]
+        await _settle()
+        tasks.append(asyncio.create_task(h.request("write", "forget")))
+        await asyncio.sleep(0.1)
+        tasks.append(asyncio.create_task(h.request("read", "recall")))
+        await _settle()
+        h.release["busy0"].set()
+        await _settle()
+        for event in h.release.values():
+            event.set()
+        await asyncio.gather(*tasks)
+        return h.started[ACTIVE_PER_PROCESS:]
+
+    assert asyncio.run(scenario()) == ["write", "read"]
+
+
+def test_beyond_the_running_and_queued_bound_a_request_is_refused_and_the_rest_still_run() -> None:
+    async def scenario() -> tuple[dict[str, int], int]:
+        h = Harness()
+        total = ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS
+        tasks = [asyncio.create_task(h.request(f"r{n}", "recall")) for n in range(total)]
+        await _settle()
+        await h.request("one too many", "recall")
+        refused = dict(h.statuses)
+        for event in h.release.values():
+            event.set()
+        await asyncio.gather(*tasks)
+        return refused, sum(status == 200 for status in h.statuses.values())
+
+    refused, served = asyncio.run(scenario())
+    assert refused == {"one too many": 503}
+    assert served == ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS
