@@ -72,6 +72,13 @@ def unavailable_response(message: str = DATABASE_UNAVAILABLE) -> JSONResponse:
 # Whether a request (its scope and whole body) changes memory; the gate lets reads go first.
 Writes = Callable[[Scope, bytes], bool]
 
+_running_requests = 0
+
+
+def running_requests() -> int:
+    """Requests at work in this process right now (past the gate; 0 where no gate runs, as over stdio)."""
+    return _running_requests
+
 
 class AdmissionGate:
     """ASGI wrapper: lets ACTIVE_PER_PROCESS requests in at once and queues QUEUE_PER_PROCESS more, reads
@@ -105,9 +112,12 @@ class AdmissionGate:
                         await self._acquire(write=writes(scope, body))
                 except TimeoutError:
                     return await unavailable_response(OVERLOADED)(scope, receive, send)
+                global _running_requests
+                _running_requests += 1
                 try:
                     await app(scope, replaying(body, receive), send)
                 finally:
+                    _running_requests -= 1
                     self._release()
             finally:
                 self._inside -= 1

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models.functions import Left
 
-from kenfold import clock
+from kenfold import backpressure, clock
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
@@ -124,11 +124,12 @@ _running = 0
 
 @contextmanager
 def _search_slot() -> Iterator[bool]:
-    """Counts the searches running in this process; yields whether this one is alone."""
+    """Counts the searches running in this process; yields whether this one is alone (no other search,
+    and no other request at work past the admission gate)."""
     global _running
     with _running_lock:
         _running += 1
-        alone = _running == 1
+        alone = _running == 1 and backpressure.running_requests() <= 1
     try:
         yield alone
     finally:
