@@ -44,8 +44,6 @@ SUPERUSER = "postgres"
 # A socket path must fit in sun_path (108 bytes on Linux, 104 on macOS) with room for ".s.PGSQL.NNNNN".
 _MAX_SOCKET_DIR = 90
 _START_TIMEOUT_S = 60
-# How often a process looks for a crashed postmaster at most (restart_if_crashed).
-RUNNING_CHECK_INTERVAL_S = 0.2
 
 
 class EmbeddedDatabaseError(RuntimeError):
@@ -127,7 +125,6 @@ class EmbeddedCluster:
         self._started_in_process = False
         self._began_at = time.time()
         self._thread_lock = threading.Lock()
-        self._seen_running_at = -RUNNING_CHECK_INTERVAL_S
 
     # --- public API -------------------------------------------------------------------------------
 
@@ -166,17 +163,9 @@ class EmbeddedCluster:
         Every process that uses the server calls this before taking a connection, so whichever notices a
         crashed postmaster first restarts it, under the same file lock as any start; the others then find
         it running. A server the owner stopped (`manage.py db stop`) stays stopped. The check without the
-        lock (a pid file read and a few /proc reads) is what a request pays, at most once per
-        RUNNING_CHECK_INTERVAL_S in a process: a pooled connection is taken several times per request, and
-        a crash found a fraction of a second later still costs only the requests a dead server fails anyway.
+        lock (a pid file read and one /proc lookup) is what every request pays.
         """
-        if not self._started_in_process:
-            return False
-        now = time.monotonic()
-        if now - self._seen_running_at < RUNNING_CHECK_INTERVAL_S:
-            return False
-        if self._running_pid() is not None:
-            self._seen_running_at = now
+        if not self._started_in_process or self._running_pid() is not None:
             return False
         with self._thread_lock, self._flock():
             if self.stopped_marker.exists() or self._running_pid() is not None:
