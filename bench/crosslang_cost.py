@@ -40,17 +40,9 @@ def main() -> int:
         return synthetic(args)
     if args.data is None:
         parser.error("give a data file or --synthetic N")
-    home = retrieval_eval.setup_environment(argparse.Namespace(no_vectors=False, rerank_url=None))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    try:
-        call_command("migrate", interactive=False, verbosity=0)
-        return run(args)
-    finally:
-        retrieval_eval.close_throwaway(home)
+    return retrieval_eval.on_throwaway_database(
+        argparse.Namespace(no_vectors=False, rerank_url=None), lambda: run(args)
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -253,8 +254,10 @@ def percentile(values: list[float], p: float) -> float:
     return round(ordered[index], 2)
 
 
-def main() -> int:
-    args = parse_args()
+def on_throwaway_database(args: argparse.Namespace, run: Callable[[], int]) -> int:
+    """Set up the environment `args` asks for (a throwaway embedded cluster unless a database is
+    configured), migrate, call `run`, and tear the throwaway cluster down whatever happens: what every
+    script on a throwaway database does around its own work."""
     home = setup_environment(args)
     import django
 
@@ -263,9 +266,14 @@ def main() -> int:
 
     try:
         call_command("migrate", interactive=False, verbosity=0)
-        return run(args)
+        return run()
     finally:
         close_throwaway(home)
+
+
+def main() -> int:
+    args = parse_args()
+    return on_throwaway_database(args, lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -56,19 +56,12 @@ def main() -> int:
             parser.error(f"--set takes NAME=V1,V2 (got {item!r})")
         sweeps.append((name, [parse_value(value) for value in values.split(",")]))
 
-    eval_args = argparse.Namespace(no_vectors=False, rerank_url=None)
-    home = retrieval_eval.setup_environment(eval_args)
-    import django
+    def sweep() -> int:
+        from django.conf import settings
 
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    try:
-        call_command("migrate", interactive=False, verbosity=0)
         return run(args, sweeps, settings)
-    finally:
-        retrieval_eval.close_throwaway(home)
+
+    return retrieval_eval.on_throwaway_database(argparse.Namespace(no_vectors=False, rerank_url=None), sweep)
 
 
 def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settings) -> int:

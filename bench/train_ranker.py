@@ -41,17 +41,9 @@ def main() -> int:
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty on the weights")
     parser.add_argument("--out", type=Path, default=REPO / "memories" / "ranker_weights.py")
     args = parser.parse_args()
-    home = retrieval_eval.setup_environment(argparse.Namespace(no_vectors=False, rerank_url=None))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    try:
-        call_command("migrate", interactive=False, verbosity=0)
-        return run(args)
-    finally:
-        retrieval_eval.close_throwaway(home)
+    return retrieval_eval.on_throwaway_database(
+        argparse.Namespace(no_vectors=False, rerank_url=None), lambda: run(args)
+    )
 
 
 def run(args: argparse.Namespace) -> int:

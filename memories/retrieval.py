@@ -209,44 +209,38 @@ def retrieve(
     cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
     with _search_slot() as alone:
         # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
-        if alone and not connection.in_atomic_block:
-            searches: list[Future] = [
-                _EMBED_THREADS.submit(
+        beside = alone and not connection.in_atomic_block
+
+        def start(embedder: Embedder, vector: list[float] | None) -> Future | list[float] | None:
+            """Beside: the whole vector ranking in a thread. Else only a missing embedding."""
+            if beside:
+                return _EMBED_THREADS.submit(
                     _vector_ranking_in_thread,
                     embedder=embedder,
                     query=query,
                     vector=vector,
                     arguments=arguments,
                 )
-                for (embedder, _weight), vector in zip(weighted, cached, strict=True)
-            ]
-            lexical = search.lexical_search(
-                query=query,
-                scopes=scopes,
-                types=types,
-                now=now,
-                limit=depth,
-                field_weights=options.field_weights,
+            return (
+                vector
+                if vector is not None
+                else _EMBED_THREADS.submit(providers.query_vector, embedder, query)
             )
-            nearest = [pending.result() for pending in searches]
-        else:
-            vectors = [
-                _EMBED_THREADS.submit(providers.query_vector, embedder, query) if vector is None else vector
-                for (embedder, _weight), vector in zip(weighted, cached, strict=True)
-            ]
-            lexical = search.lexical_search(
-                query=query,
-                scopes=scopes,
-                types=types,
-                now=now,
-                limit=depth,
-                field_weights=options.field_weights,
-            )
-            nearest = []
-            for (embedder, _weight), pending in zip(weighted, vectors, strict=True):
-                vector = pending.result() if isinstance(pending, Future) else pending
+
+        pending = [
+            start(embedder, vector) for (embedder, _weight), vector in zip(weighted, cached, strict=True)
+        ]
+        lexical = search.lexical_search(
+            query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
+        )
+        nearest: list[list[UUID] | None] = []
+        for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
+            done = waiting.result() if isinstance(waiting, Future) else waiting
+            if beside:
+                nearest.append(done)  # the thread's ranking (None: the query could not be embedded)
+            else:
                 nearest.append(
-                    None if vector is None else _vector_ranking(embedder=embedder, vector=vector, **arguments)
+                    None if done is None else _vector_ranking(embedder=embedder, vector=done, **arguments)
                 )
     rankings = [Ranking(ranking.LEXICAL, lexical, 1.0)]
     for (embedder, weight), found in zip(weighted, nearest, strict=True):
