@@ -43,6 +43,11 @@ QUEUE_WAIT_S = 20.0
 RETRY_AFTER_S = 2
 # How long a write may be passed over by reads before it takes the next free slot anyway.
 READ_PRIORITY_S = 1.0
+# The gate holds the bodies of every request inside it (up to ACTIVE + QUEUE per process) before any
+# authentication, so it refuses bodies larger than the largest an endpoint takes (the MCP SDK's 4 MiB; the
+# REST API's own limit, 1 MiB, answers for itself below that).
+MAX_BODY_BYTES = 4 * 1024 * 1024
+TOO_LARGE = "the request body is larger than 4 MiB; send less in one request"
 OVERLOADED = "Kenfold is busy: too many requests are waiting; retry in a few seconds"
 DATABASE_UNAVAILABLE = "Kenfold's database is unavailable or overloaded right now; retry in a few seconds"
 INCOMPLETE_BODY = (
@@ -102,6 +107,8 @@ class AdmissionGate:
                 return await app(scope, receive, send)
             if self._inside >= ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS:
                 return await unavailable_response(OVERLOADED)(scope, receive, send)
+            if _declared_length(scope) > MAX_BODY_BYTES:
+                return await JSONResponse({"error": TOO_LARGE}, status_code=413)(scope, receive, send)
             self._inside += 1
             try:
                 body = await _whole_body(scope, receive, send)
@@ -159,13 +166,14 @@ def unsafe_method(scope: Scope, body: bytes) -> bool:
 
 
 async def _whole_body(scope: Scope, receive: Receive, send: Send) -> bytes | None:
-    """The request's whole body, or None when it ended early (answered here).
+    """The request's whole body, or None when it ended early or grew past MAX_BODY_BYTES (answered here).
 
     The MCP SDK logs a body that ends early as an ERROR with a traceback and answers 500; read here, it is
     the client's doing: logged at info, answered 408 (if the client still listens). Bodies are small
     (Django refuses more than DATA_UPLOAD_MAX_MEMORY_SIZE), so holding one in memory costs little.
     """
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -175,9 +183,25 @@ async def _whole_body(scope: Scope, receive: Receive, send: Send) -> bytes | Non
             with suppress(OSError):
                 await JSONResponse({"error": INCOMPLETE_BODY}, status_code=408)(scope, receive, send)
             return None
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            # More than it announced (or announced nothing): refused before it takes more memory.
+            with suppress(OSError):
+                await JSONResponse({"error": TOO_LARGE}, status_code=413)(scope, receive, send)
+            return None
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def _declared_length(scope: Scope) -> int:
+    """The request's Content-Length, or 0 when it has none or an unreadable one (the body's own length is
+    then counted as it arrives)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            return int(value) if value.isdigit() else 0
+    return 0
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

@@ -120,3 +120,46 @@ def test_beyond_the_running_and_queued_bound_a_request_is_refused_and_the_rest_s
     refused, served = asyncio.run(scenario())
     assert refused == {"one too many": 503}
     assert served == ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS
+
+
+def _send_body(gate_app, chunks: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes, int]:
+    """Status, body of the answer, and how many chunks the gate read."""
+    read = 0
+    answer: dict = {"status": None, "body": b""}
+
+    async def receive():
+        nonlocal read
+        if read < len(chunks):
+            read += 1
+            return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+        await asyncio.Event().wait()
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["body"] += message.get("body", b"")
+
+    scope = {"type": "http", "path": "/mcp", "method": "POST", "headers": headers}
+    asyncio.run(gate_app(scope, receive, send))
+    return answer["status"], answer["body"], read
+
+
+def test_a_body_larger_than_any_endpoint_takes_is_refused_before_it_is_held() -> None:
+    called = []
+
+    async def app(scope, receive, send) -> None:
+        called.append(True)
+
+    endpoint = AdmissionGate().wrap(app, writes=mcp_writes)
+    # Announced too large: refused before a byte is read.
+    status, body, read = _send_body(
+        endpoint, [b"x"], [(b"content-length", str(backpressure.MAX_BODY_BYTES + 1).encode())]
+    )
+    assert (status, read) == (413, 0)
+    assert json.loads(body) == {"error": backpressure.TOO_LARGE}
+    # Announced nothing, sent too much: refused as soon as it passes the bound, the rest never read.
+    megabyte = b"x" * (1024 * 1024)
+    status, body, read = _send_body(endpoint, [megabyte] * 8, [])
+    assert (status, read) == (413, 5)
+    assert called == [], "nothing behind the gate ran"
