@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,10 +39,10 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def second_database() -> tuple[str, dict[str, str]]:
-    """A new, empty database on the test cluster, and the KENFOLD_DATABASE_URL that reaches it."""
+@contextmanager
+def _maintenance() -> Iterator[psycopg.Connection]:
+    """An autocommit connection to the test database, for statements about other databases."""
     params = connection.get_connection_params()
-    name = f"kenfold_second_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(
         host=params["host"],
         port=params["port"],
@@ -49,6 +50,14 @@ def second_database() -> tuple[str, dict[str, str]]:
         dbname=params["dbname"],
         autocommit=True,
     ) as conn:
+        yield conn
+
+
+def second_database() -> tuple[str, dict[str, str]]:
+    """A new, empty database on the test cluster, and the KENFOLD_DATABASE_URL that reaches it."""
+    params = connection.get_connection_params()
+    name = f"kenfold_second_{uuid.uuid4().hex[:8]}"
+    with _maintenance() as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = f"postgres://{quote(params['user'])}@/{name}?host={quote(str(params['host']), safe='')}&port={params['port']}"
     return name, {"KENFOLD_DATABASE_URL": url}
@@ -59,14 +68,7 @@ def drop_database(name: str) -> None:
     and FORCE refuses to terminate a backend of another role (an autovacuum worker on the new database failed
     a CI run that way). A plain DROP stops autovacuum itself and waits up to 5 s for other sessions to leave,
     so only a session that outlives the child makes it retry."""
-    params = connection.get_connection_params()
-    with psycopg.connect(
-        host=params["host"],
-        port=params["port"],
-        user=params["user"],
-        dbname=params["dbname"],
-        autocommit=True,
-    ) as conn:
+    with _maintenance() as conn:
         for attempt in range(5):
             try:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
