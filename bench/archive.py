@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -86,6 +88,47 @@ def manage(env: dict[str, str], *args: str) -> tuple[float, float, str]:
     return elapsed, _children_cpu() - cpu, result.stdout + result.stderr
 
 
+@contextmanager
+def sibling_database(name: str) -> Iterator[str]:
+    """An empty database `name` on the server Django is connected to (same user), as the
+    KENFOLD_DATABASE_URL that reaches it; dropped at the end, once whoever used it has gone.
+
+    Dropped without `WITH (FORCE)`: a role that is not a superuser may not end another role's backend (an
+    autovacuum worker on the new database failed a CI run that way). A plain DROP stops autovacuum itself
+    and waits up to 5 s for other sessions, so only a session that outlives its user makes it retry."""
+    import psycopg
+    from django.db import connection
+
+    params = connection.get_connection_params()
+
+    def maintenance() -> psycopg.Connection:
+        return psycopg.connect(
+            host=params["host"],
+            port=params["port"],
+            user=params["user"],
+            dbname=params["dbname"],
+            autocommit=True,
+        )
+
+    with maintenance() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield (
+            f"postgres://{quote(params['user'])}@/{name}"
+            f"?host={quote(str(params['host']), safe='')}&port={params['port']}"
+        )
+    finally:
+        with maintenance() as conn:
+            for attempt in range(5):
+                try:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                    break
+                except psycopg.errors.ObjectInUse:
+                    if attempt == 4:
+                        raise
+                    time.sleep(1)
+
+
 def main() -> int:
     args = parse_args()
     home = Path(tempfile.mkdtemp(prefix="kenfold-archive-bench-"))
@@ -101,7 +144,6 @@ def main() -> int:
     import django
 
     django.setup()
-    import psycopg
     from django.conf import settings
     from django.db import connection, connections
 
@@ -119,24 +161,13 @@ def main() -> int:
         export_seconds, export_cpu, export_output = manage(env, "export", "--out", str(archive))
         print(export_output.strip(), file=sys.stderr)
 
-        params = connection.get_connection_params()
-        with psycopg.connect(
-            host=params["host"],
-            port=params["port"],
-            user=params["user"],
-            dbname=params["dbname"],
-            autocommit=True,
-        ) as conn:
-            conn.execute('CREATE DATABASE "kenfold_import"')
-        second = env | {
-            "KENFOLD_DATABASE_URL": f"postgres://{quote(params['user'])}@/kenfold_import"
-            f"?host={quote(str(params['host']), safe='')}&port={params['port']}"
-        }
-        manage(second, "migrate", "-v0")
-        import_seconds, import_cpu, import_output = manage(second, "import", str(archive))
-        print(import_output.strip(), file=sys.stderr)
-        _, _, again_output = manage(second, "import", "--json", str(archive))
-        again = json.loads(again_output.strip().splitlines()[-1])
+        with sibling_database("kenfold_import") as url:
+            second = env | {"KENFOLD_DATABASE_URL": url}
+            manage(second, "migrate", "-v0")
+            import_seconds, import_cpu, import_output = manage(second, "import", str(archive))
+            print(import_output.strip(), file=sys.stderr)
+            _, _, again_output = manage(second, "import", "--json", str(archive))
+            again = json.loads(again_output.strip().splitlines()[-1])
 
         report = {
             "memories": args.memories,

@@ -19,7 +19,7 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from kenfold.backpressure import AdmissionGate, unsafe_method  # noqa: E402
+from kenfold.backpressure import AdmissionGate, rest_writes  # noqa: E402
 from kenfold.http_guard import RequestGuard  # noqa: E402
 from kenfold.mcp.transports import MCP_PATH, DjangoRequestScope, build_http_app, mcp_writes  # noqa: E402
 
@@ -32,7 +32,7 @@ mcp_guarded, mcp_sdk_app = build_http_app()
 mcp_endpoint = gate.wrap(mcp_guarded, writes=mcp_writes)
 # The REST API sits behind the same guard as /mcp (Host allowlist, cross-origin protection, API key).
 API_PREFIX = "/api/"
-api_endpoint = gate.wrap(DjangoRequestScope(RequestGuard(django_app)), writes=unsafe_method)
+api_endpoint = gate.wrap(DjangoRequestScope(RequestGuard(django_app)), writes=rest_writes)
 
 if settings.AUTH_MODE == "none":
     log.warning(

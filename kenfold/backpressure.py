@@ -74,8 +74,15 @@ def unavailable_response(message: str = DATABASE_UNAVAILABLE) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
-# Whether a request (its scope and whole body) changes memory; the gate lets reads go first.
-Writes = Callable[[Scope, bytes], bool]
+# Whether a request changes memory, from its method, path and body: the MCP endpoint looks at the JSON-RPC
+# tool name (kenfold.mcp.transports.mcp_writes), the REST API at the method. The gate lets reads go first;
+# the request guard refuses writes to a read-only OAuth caller.
+WriteCheck = Callable[[Scope, bytes], bool]
+
+
+def rest_writes(scope: Scope, body: bytes) -> bool:
+    return scope["method"] not in ("GET", "HEAD", "OPTIONS")
+
 
 _running_requests = 0
 
@@ -101,7 +108,7 @@ class AdmissionGate:
         self._reads: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._writes: deque[tuple[float, asyncio.Future[None]]] = deque()
 
-    def wrap(self, app: ASGIApp, *, writes: Writes) -> ASGIApp:
+    def wrap(self, app: ASGIApp, *, writes: WriteCheck) -> ASGIApp:
         async def gated(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != "http":
                 return await app(scope, receive, send)
@@ -158,11 +165,6 @@ class AdmissionGate:
                     waiter.set_result(None)
                     return
         self._free += 1
-
-
-def unsafe_method(scope: Scope, body: bytes) -> bool:
-    """A REST request writes unless it only reads (GET, HEAD, OPTIONS)."""
-    return scope["method"] not in ("GET", "HEAD", "OPTIONS")
 
 
 async def _whole_body(scope: Scope, receive: Receive, send: Send) -> bytes | None:

@@ -20,7 +20,13 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kenfold.auth import authenticated_as, caller_from_authorization
-from kenfold.backpressure import database_unavailable, replaying, unavailable_response
+from kenfold.backpressure import (
+    WriteCheck,
+    database_unavailable,
+    replaying,
+    rest_writes,
+    unavailable_response,
+)
 from kenfold_common.errors import AuthenticationFailed
 from oauth.resource import ALL_SCOPES as OAUTH_SCOPES
 from oauth.resource import challenge as oauth_challenge
@@ -75,15 +81,6 @@ class HostAllowlistMiddleware:
         if request.path not in OPEN_PATHS and not host_allowed(request.META.get("HTTP_HOST", "")):
             return JsonResponse({"error": HOST_FORBIDDEN}, status=403)
         return self.get_response(request)
-
-
-# Whether a request changes memory, from its method, path and body (read only when a read-only OAuth
-# caller needs the answer): the MCP endpoint looks at the JSON-RPC tool name, the REST API at the method.
-WriteCheck = Callable[[Scope, bytes], bool]
-
-
-def rest_writes(scope: Scope, body: bytes) -> bool:
-    return scope["method"] not in ("GET", "HEAD", "OPTIONS")
 
 
 class RequestGuard:

@@ -11,22 +11,18 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import quote
 
-import psycopg
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
 from django.test import override_settings
 
+from bench.archive import sibling_database
 from bench.retrieval_eval import load_kenfold_format
 from memories import providers
 from memories.embedding_store import backfill
@@ -37,46 +33,6 @@ from tests.provider_servers import openai_embeddings, provider_server
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-
-
-@contextmanager
-def _maintenance() -> Iterator[psycopg.Connection]:
-    """An autocommit connection to the test database, for statements about other databases."""
-    params = connection.get_connection_params()
-    with psycopg.connect(
-        host=params["host"],
-        port=params["port"],
-        user=params["user"],
-        dbname=params["dbname"],
-        autocommit=True,
-    ) as conn:
-        yield conn
-
-
-def second_database() -> tuple[str, dict[str, str]]:
-    """A new, empty database on the test cluster, and the KENFOLD_DATABASE_URL that reaches it."""
-    params = connection.get_connection_params()
-    name = f"kenfold_second_{uuid.uuid4().hex[:8]}"
-    with _maintenance() as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = f"postgres://{quote(params['user'])}@/{name}?host={quote(str(params['host']), safe='')}&port={params['port']}"
-    return name, {"KENFOLD_DATABASE_URL": url}
-
-
-def drop_database(name: str) -> None:
-    """Drop the second database once the child has gone. Not `WITH (FORCE)`: the test role is no superuser,
-    and FORCE refuses to terminate a backend of another role (an autovacuum worker on the new database failed
-    a CI run that way). A plain DROP stops autovacuum itself and waits up to 5 s for other sessions to leave,
-    so only a session that outlives the child makes it retry."""
-    with _maintenance() as conn:
-        for attempt in range(5):
-            try:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-                return
-            except psycopg.errors.ObjectInUse:
-                if attempt == 4:
-                    raise
-                time.sleep(1)
 
 
 def test_an_imported_archive_answers_every_dev_recall_like_the_original(
@@ -95,16 +51,15 @@ def test_an_imported_archive_answers_every_dev_recall_like_the_original(
         archive = tmp_path / "dev.jsonl"
         call_command("export", "--out", str(archive), stdout=io.StringIO())
 
-        name, database = second_database()
-        try:
+        with sibling_database(f"kenfold_second_{uuid.uuid4().hex[:8]}") as url:
             env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
             env |= {
                 "KENFOLD_HOME": str(tmp_path / "second"),
                 "KENFOLD_EMBED_URL": server.url,
+                "KENFOLD_DATABASE_URL": url,
                 "DJANGO_SETTINGS_MODULE": "kenfold.settings",
                 "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "client")]),
                 **embedder,
-                **database,
             }
             child = subprocess.run(
                 [sys.executable, "-m", "tests.archive.dev_recall", str(archive), NOW.isoformat()],
@@ -114,8 +69,6 @@ def test_an_imported_archive_answers_every_dev_recall_like_the_original(
                 text=True,
                 timeout=600,
             )
-        finally:
-            drop_database(name)
     assert child.returncode == 0, child.stderr[-3000:]
     assert f"Imported {Memory.objects.count()} memories" in child.stderr
     assert "Embedded" in child.stderr
