@@ -1,6 +1,51 @@
-"""SQL functions used as column defaults and in generated columns, and the advisory lock writers share."""
+"""SQL functions used as column defaults and in generated columns, the advisory lock writers share, and
+the server-bound statements of the hot paths."""
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
 from django.db import connection, models
+
+
+def sql_literal(text: str) -> str:
+    """`text` as an SQL string literal (standard_conforming_strings, on since PostgreSQL 9.1: only the
+    quote is special), for the few values a statement must show its planner."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """A vector in pgvector's text form, '[x,y,...]'."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+class _PreparedCursor(psycopg.Cursor):
+    """Prepares every statement it runs (psycopg prepares once per connection and statement text)."""
+
+    def execute(
+        self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
+    ):
+        return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+
+
+def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare: bool) -> list[tuple]:
+    """Run one statement on the request's connection with its parameters bound by the server; its rows.
+
+    Django's cursors put the parameters into the SQL text on the client (quoting every value, a 384- or
+    512-number vector twice for a vector search) and the server then parses, and plans, a new statement
+    for every call. The searches and the vector writes every recall and remember runs go through here
+    instead: values travel apart from the SQL, and with `prepare` the statement is parsed once per pooled
+    connection and PostgreSQL may keep a generic plan. A statement whose plan must see its values (the
+    full-text search is planned knowing which words are rare) passes prepare=False. Django's cursor
+    wrapper still runs it, so its errors, query logging and execute wrappers are Django's as for any
+    query. A statement that writes returns its RETURNING rows.
+    """
+    connection.ensure_connection()
+    raw = (_PreparedCursor if prepare else psycopg.Cursor)(connection.connection)
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    with wrap(raw) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if cursor.description is not None else []
 
 
 def xact_lock(*parts: str, content: str | None = None) -> None:

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
+from kenfold.db_functions import server_bound, vector_literal
 from memories.embeddings import Embedder, EmbeddingError
 from memories.models import LIVE_STATUSES, Memory, MemoryEmbedding
 
@@ -55,26 +56,26 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
     for memory_id, content, vector in items:
         ensure_model_index(model=model, dimensions=len(vector))
         digest = hashlib.md5(content.encode()).hexdigest()
-        literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
-        with connection.cursor() as cursor:
-            cursor.execute(
-                """
-                INSERT INTO memory_embedding (memory_id, model, embedding, content_md5)
-                SELECT m.id, %(model)s, %(vector)s::vector, %(digest)s
-                FROM memory m
-                WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status = ANY(%(live)s)
-                ON CONFLICT (memory_id, model) DO UPDATE
-                    SET embedding = EXCLUDED.embedding, content_md5 = EXCLUDED.content_md5, created_at = now()
-                """,
-                {
-                    "model": model,
-                    "vector": literal,
-                    "digest": digest,
-                    "id": memory_id,
-                    "live": list(LIVE_STATUSES),
-                },
-            )
-            written += cursor.rowcount
+        inserted = server_bound(
+            """
+            INSERT INTO memory_embedding (memory_id, model, embedding, content_md5)
+            SELECT m.id, %(model)s, %(vector)s::vector, %(digest)s
+            FROM memory m
+            WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status = ANY(%(live)s)
+            ON CONFLICT (memory_id, model) DO UPDATE
+                SET embedding = EXCLUDED.embedding, content_md5 = EXCLUDED.content_md5, created_at = now()
+            RETURNING memory_id
+            """,
+            {
+                "model": model,
+                "vector": vector_literal(vector),
+                "digest": digest,
+                "id": memory_id,
+                "live": list(LIVE_STATUSES),
+            },
+            prepare=True,
+        )
+        written += len(inserted)
     return written
 
 
