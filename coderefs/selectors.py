@@ -10,6 +10,7 @@ from django.db.models import Count, F, Min
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
+from kenfold.db_functions import model_rows
 from kenfold_common.coderefs import REF_STATES
 from memories.models import LIVE_STATUSES
 from memories.schemas import CodeRefView, MemoryView
@@ -33,7 +34,11 @@ def refs_targets(*, project: str | None) -> TargetsOutput:
 
 def _refs_by_memory(memory_ids: Iterable[str | UUID]) -> dict[str, list[CodeRef]]:
     refs: dict[str, list[CodeRef]] = defaultdict(list)
-    for ref in CodeRef.objects.filter(memory_id__in=list(memory_ids)).exclude(state=RefState.UNRESOLVED):
+    # Every view a memories service returns passes here: a prepared statement rather than a queryset.
+    found = model_rows(
+        CodeRef, "WHERE memory_id = ANY(%s::uuid[]) AND state <> %s", [list(memory_ids), RefState.UNRESOLVED]
+    )
+    for ref in found:
         refs[str(ref.memory_id)].append(ref)
     return refs
 

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from kenfold import clock
+from kenfold.db_functions import model_rows
 from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
 from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
 from memories.models import ApiKey
@@ -79,7 +80,9 @@ def api_key_authenticate(*, token: str) -> ApiKey:
         raise AuthenticationFailed(
             "the bearer token is not a Kenfold API key (expected kf_ followed by 43 characters)"
         )
-    key = ApiKey.objects.filter(key_hash=hash_key(token)).first()
+    # Every request runs this lookup: a prepared statement, not a queryset compiled anew each time.
+    found = model_rows(ApiKey, "WHERE key_hash = %s", [hash_key(token)])
+    key = found[0] if found else None
     if key is None:
         raise AuthenticationFailed("unknown API key; create one with `python manage.py key create <agent>`")
     if key.revoked_at is not None:

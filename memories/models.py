@@ -63,6 +63,10 @@ def served_sql(alias: str, now_param: str = "now") -> str:
     return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
 
 
+# The generated search columns and the deduplication key: no view shows them (MemoryQuerySet.for_views).
+NOT_IN_VIEWS = ("content_tsv", "content_tsv_en", "content_key")
+
+
 class MemoryQuerySet(models.QuerySet["Memory"]):
     def unexpired(self, now: datetime) -> "MemoryQuerySet":
         return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
@@ -74,7 +78,7 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def for_views(self) -> "MemoryQuerySet":
         """Without the generated search columns: no view shows them, and they are long (two text-search
         vectors of the whole content per memory) to send, parse and keep for every row."""
-        return self.defer("content_tsv", "content_tsv_en", "content_key")
+        return self.defer(*NOT_IN_VIEWS)
 
 
 class Memory(models.Model):

@@ -21,13 +21,13 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection
-from django.db.models.functions import Left
 
 from kenfold import backpressure, clock
+from kenfold.db_functions import model_rows, server_bound
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
-from memories.models import CodeState, Memory, MemoryType
+from memories.models import NOT_IN_VIEWS, CodeState, Memory, MemoryType
 from memories.presenters import memory_view
 from memories.ranking import Ranking
 from memories.rerank import RerankError
@@ -342,8 +342,10 @@ def _candidates(ids: list[UUID], *, whole: bool) -> dict[UUID, learned_rank.Cand
     """What the cross-language step and the learned order read of each candidate. Without `whole`, only
     the beginning of its text (all the script check reads): ~150 candidates' whole texts cost a third of
     this query's time to send and parse."""
-    content = "content" if whole else Left("content", ranking.SCRIPT_SAMPLE)
-    rows = Memory.objects.filter(id__in=ids).values_list("id", content, "type")
+    content = "content" if whole else f"left(content, {int(ranking.SCRIPT_SAMPLE)})"
+    rows = server_bound(
+        f"SELECT id, {content}, type FROM memory WHERE id = ANY(%s::uuid[])", [ids], prepare=True
+    )
     return {
         memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }
@@ -372,7 +374,8 @@ def _blind(query: str, candidates: dict[UUID, learned_rank.Candidate]) -> dict[U
 
 
 def _memories(ids: list[UUID]) -> dict[UUID, Memory]:
-    return Memory.objects.for_views().in_bulk(ids)
+    rows = model_rows(Memory, "WHERE id = ANY(%s::uuid[])", [ids], defer=NOT_IN_VIEWS)
+    return {memory.id: memory for memory in rows}
 
 
 def _feedback_query(query: str, fused: dict[UUID, float]) -> str:
