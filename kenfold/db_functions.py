@@ -1,12 +1,16 @@
 """SQL functions used as column defaults and in generated columns, the advisory lock writers share, and
 the server-bound statements of the hot paths."""
 
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
+import numpy as np
 import psycopg
 from django.db import connection, models
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 
 def sql_literal(text: str) -> str:
@@ -15,9 +19,27 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def vector_literal(vector: Sequence[float]) -> str:
-    """A vector in pgvector's text form, '[x,y,...]'."""
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+class PgVector:
+    """A vector parameter of `server_bound`, sent in pgvector's binary form: write it as `%(name)b::vector`.
+
+    The text form cost more than the statement: 0.35-0.5 ms of Python per vector to format 384 or 512
+    numbers, and the server parsing them back (a remember writes two vectors and looks up one or two).
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Sequence[float]) -> None:
+        self.values = values
+
+
+class _PgVectorDumper(Dumper):
+    # pgvector's vector_recv: dimensions and an unused word (uint16 each), then float4s, all big-endian.
+    # The parameter's type is left to the server, which takes it from the statement's ::vector cast.
+    format = Format.BINARY
+
+    def dump(self, obj: PgVector) -> bytes:
+        values = np.asarray(obj.values, dtype=">f4")
+        return struct.pack(">HH", len(values), 0) + values.tobytes()
 
 
 class _PreparedCursor(psycopg.Cursor):
@@ -32,8 +54,8 @@ class _PreparedCursor(psycopg.Cursor):
 def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare: bool) -> list[tuple]:
     """Run one statement on the request's connection with its parameters bound by the server; its rows.
 
-    Django's cursors put the parameters into the SQL text on the client (quoting every value, a 384- or
-    512-number vector twice for a vector search) and the server then parses, and plans, a new statement
+    Django's cursors put the parameters into the SQL text on the client (quoting every value, vectors as
+    text twice for a vector search) and the server then parses, and plans, a new statement
     for every call. The searches and the vector writes every recall and remember runs go through here
     instead: values travel apart from the SQL, and with `prepare` the statement is parsed once per pooled
     connection and PostgreSQL may keep a generic plan. A statement whose plan must see its values (the
@@ -43,6 +65,7 @@ def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare
     """
     connection.ensure_connection()
     raw = (_PreparedCursor if prepare else psycopg.Cursor)(connection.connection)
+    raw.adapters.register_dumper(PgVector, _PgVectorDumper)
     wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
     with wrap(raw) as cursor:
         cursor.execute(sql, params)

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
-from kenfold.db_functions import server_bound, vector_literal
+from kenfold.db_functions import PgVector, server_bound
 from memories.embeddings import Embedder, EmbeddingError
 from memories.models import LIVE_STATUSES, Memory, MemoryEmbedding
 
@@ -59,7 +59,7 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
         inserted = server_bound(
             """
             INSERT INTO memory_embedding (memory_id, model, embedding, content_md5)
-            SELECT m.id, %(model)s, %(vector)s::vector, %(digest)s
+            SELECT m.id, %(model)s, %(vector)b::vector, %(digest)s
             FROM memory m
             WHERE m.id = %(id)s AND md5(m.content) = %(digest)s AND m.status = ANY(%(live)s)
             ON CONFLICT (memory_id, model) DO UPDATE
@@ -68,7 +68,7 @@ def store_vectors(*, model: str, items: Sequence[tuple[UUID, str, list[float]]])
             """,
             {
                 "model": model,
-                "vector": vector_literal(vector),
+                "vector": PgVector(vector),
                 "digest": digest,
                 "id": memory_id,
                 "live": list(LIVE_STATUSES),

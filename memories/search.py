@@ -14,7 +14,7 @@ from uuid import UUID
 from django.db import OperationalError, connection, transaction
 from psycopg.errors import QueryCanceled
 
-from kenfold.db_functions import server_bound, sql_literal, vector_literal
+from kenfold.db_functions import PgVector, server_bound, sql_literal
 from memories.lexical import build_query, word_term
 from memories.models import served_sql
 from memories.presenters import DOC_RELATION_PREFIX
@@ -341,7 +341,7 @@ def _nearest(
     each vector row carries (migration 0008): no lookup in the memory table per candidate.
     """
     dims = len(vector)
-    distance = f"(e.embedding::vector({dims})) <=> %(query)s::vector({dims})"
+    distance = f"(e.embedding::vector({dims})) <=> %(query)b::vector({dims})"
     # The model and the limit are written into the statement: a prepared statement's generic plan can use
     # the model's partial index only if it sees the model's name, and plans for the row count it returns.
     sql = f"""
@@ -351,7 +351,7 @@ def _nearest(
         ORDER BY {distance}
         LIMIT {int(limit)}
     """
-    rows = server_bound(sql, params | {"query": vector_literal(vector)}, prepare=True)
+    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
     # relaxed_order may return rows slightly out of order; distances are exact, so sort again (equal
     # distances by id, so that the same memories rank the same whatever order they were written in).
     return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: (row[1], row[0]))
