@@ -14,10 +14,10 @@ from uuid import UUID
 from django.db import OperationalError, connection, transaction
 from psycopg.errors import QueryCanceled
 
-from kenfold.db_functions import PgVector, server_bound, sql_literal
+from kenfold.db_functions import PgVector, model_rows, server_bound, sql_literal
 from memories.lexical import build_query, word_term
-from memories.models import served_sql
-from memories.presenters import DOC_RELATION_PREFIX
+from memories.models import NOT_IN_VIEWS, Memory, MemoryType, served_sql
+from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX, HANDOFF_KIND
 
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
 # dev.json full-text R@5 0.817 → 0.812, LoCoMo R@10 0.693 → 0.689 (2026-11-30).
@@ -536,3 +536,60 @@ def doc_links(*, scope: str, paths: Sequence[str], now: datetime) -> list[DocLin
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [DocLink(*row) for row in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class ContextSections:
+    """get_context's fixed sections, each newest first."""
+
+    preferences: list[Memory]
+    handoff: Memory | None
+    recent: list[Memory]
+    rules: list[Memory]
+
+
+def context_sections(
+    *, scope: str, scopes: Sequence[str], now: datetime, limit: int, recent: int, rules: bool
+) -> ContextSections:
+    """The served preferences of `scopes`, the open (not yet resumed) handoff, the `recent` newest
+    session summaries and, with `rules`, the project rules (doc sections apart) of `scope`, in one
+    statement: each section is an ordered index scan cut at its limit, as its own query was.
+
+    Preferences are read per scope and merged here: `scope IN (...)` has no ordered index path, so one
+    scan over both scopes sorts every preference (124 ms at a million memories).
+    """
+    served = served_sql("m")
+    newest = "ORDER BY m.created_at DESC, m.id DESC"
+    params: dict = {"now": now, "scope": scope}
+    parts = []
+    for index, one_scope in enumerate(scopes):
+        params[f"scope_{index}"] = one_scope
+        parts.append(
+            f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.PREFERENCE}' "
+            f"AND m.scope = %(scope_{index})s {newest} LIMIT {int(limit)}"
+        )
+    parts.append(
+        f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.TEMPORARY}' AND m.scope = %(scope)s "
+        f"AND m.attrs -> 'kind' = {sql_literal(f'"{HANDOFF_KIND}"')}::jsonb AND NOT m.attrs ? 'resumed_at' "
+        f"{newest} LIMIT 1"
+    )
+    parts.append(
+        f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.EPISODIC}' AND m.scope = %(scope)s "
+        f"{newest} LIMIT {int(recent)}"
+    )
+    if rules:
+        parts.append(
+            f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.PROJECT}' AND m.scope = %(scope)s "
+            f"AND NOT m.attrs @> {sql_literal(f'{{"kind": "{DOC_KIND}"}}')}::jsonb {newest} LIMIT {int(limit)}"
+        )
+    union = " UNION ALL ".join(f"({part})" for part in parts)
+    rows = model_rows(Memory, f"WHERE id IN ({union})", params, defer=NOT_IN_VIEWS)
+    rows.sort(key=lambda memory: (memory.created_at, memory.id), reverse=True)
+    of_type = {kind: [memory for memory in rows if memory.type == kind] for kind in MemoryType.values}
+    handoffs = of_type[MemoryType.TEMPORARY]
+    return ContextSections(
+        preferences=of_type[MemoryType.PREFERENCE][:limit],
+        handoff=handoffs[0] if handoffs else None,
+        recent=of_type[MemoryType.EPISODIC],
+        rules=of_type[MemoryType.PROJECT],
+    )

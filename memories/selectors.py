@@ -18,7 +18,7 @@ from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_ow
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, search
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
-from memories.presenters import DOC_KIND, HANDOFF_KIND, memory_view, view_hash
+from memories.presenters import memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import GetContextOutput, MemoryItem, MemoryRef, MemoryView, RecallOutput, RelatedDoc
 
@@ -286,7 +286,8 @@ def context_get(
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget, held or {})
-    served = Memory.objects.served(clock.now()).for_views()
+    now = clock.now()
+    served = Memory.objects.served(now).for_views()
     removed = None
     if held is not None:
         still_served = {
@@ -297,44 +298,25 @@ def context_get(
         # Sent like references, so paid for like them.
         packer.spend(sum((len(key) // 3 + 4) for key in removed))
 
-    # One ordered index scan per scope, merged here: `scope IN (...)` has no ordered index path, so a
-    # single query sorts every preference of both scopes (124 ms at a million memories).
-    preferences = sorted(
-        (
-            memory
-            for one_scope in scopes
-            for memory in served.filter(type=MemoryType.PREFERENCE, scope=one_scope).order_by(
-                "-created_at", "-id"
-            )[:SECTION_LIMIT]
-        ),
-        key=lambda memory: (memory.created_at, memory.id),
-        reverse=True,
+    sections = search.context_sections(
+        scope=scope,
+        scopes=scopes,
+        now=now,
+        limit=SECTION_LIMIT,
+        recent=RECENT_SESSIONS,
+        rules=scope != USER_SCOPE,
     )
-    handoff = (
-        served.filter(scope=scope, type=MemoryType.TEMPORARY, attrs__kind=HANDOFF_KIND)
-        .exclude(attrs__has_key="resumed_at")
-        .order_by("-created_at", "-id")
-        .first()
-    )
-    recent = served.filter(scope=scope, type=MemoryType.EPISODIC).order_by("-created_at", "-id")[
-        :RECENT_SESSIONS
-    ]
-
+    handoff = sections.handoff
     output = GetContextOutput(
-        preferences=packer.take([memory_view(m) for m in preferences[:SECTION_LIMIT]]),
+        preferences=packer.take([memory_view(m) for m in sections.preferences]),
         handoff=(packer.take([memory_view(handoff)]) or [None])[0] if handoff else None,
-        recent=packer.take([_recent_view(m) for m in recent]),
+        recent=packer.take([_recent_view(m) for m in sections.recent]),
         project=[],
         relevant=[],
     )
     if scope != USER_SCOPE:
         # Doc sections are project memories too, but not rules: they reach `relevant` by the task.
-        rules = (
-            served.filter(scope=scope, type=MemoryType.PROJECT)
-            .exclude(attrs__contains={"kind": DOC_KIND})
-            .order_by("-created_at", "-id")[:SECTION_LIMIT]
-        )
-        rule_views = extensions.views_presented([memory_view(m) for m in rules])
+        rule_views = extensions.views_presented([memory_view(m) for m in sections.rules])
         # Rules about code that is gone or changed come last: they may no longer hold.
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
