@@ -23,11 +23,11 @@ from django.conf import settings
 from django.db import connection
 
 from kenfold import backpressure, clock
-from kenfold.db_functions import model_rows, server_bound
+from kenfold.db_functions import server_bound
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
-from memories.models import NOT_IN_VIEWS, CodeState, Memory, MemoryType
+from memories.models import CodeState, Memory, MemoryType
 from memories.presenters import memory_view
 from memories.ranking import Ranking
 from memories.rerank import RerankError
@@ -251,7 +251,9 @@ def retrieve(
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
+        recent = search.recent_memories(
+            scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH
+        )
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
     fused = ranking.fuse(rankings, k=config["rrf_k"])
     if not fused:
@@ -307,12 +309,12 @@ def retrieve(
     if reranker is not None:
         if options.graph:
             _expand_graph(candidates, scopes=scopes, types=types, now=now)
-        rows = _memories(list(candidates))
+        rows = search.memories_by_id(list(candidates))
         _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
     else:
         for candidate in candidates.values():
             candidate.score = candidate.first
-        rows = _memories(list(candidates))
+        rows = search.memories_by_id(list(candidates))
 
     views = extensions.views_presented(
         [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
@@ -371,11 +373,6 @@ def _blind(query: str, candidates: dict[UUID, learned_rank.Candidate]) -> dict[U
         )
         for memory_id, candidate in candidates.items()
     }
-
-
-def _memories(ids: list[UUID]) -> dict[UUID, Memory]:
-    rows = model_rows(Memory, "WHERE id = ANY(%s::uuid[])", [ids], defer=NOT_IN_VIEWS)
-    return {memory.id: memory for memory in rows}
 
 
 def _feedback_query(query: str, fused: dict[UUID, float]) -> str:

@@ -538,6 +538,13 @@ def doc_links(*, scope: str, paths: Sequence[str], now: datetime) -> list[DocLin
         return [DocLink(*row) for row in cursor.fetchall()]
 
 
+def memories_by_id(ids: Sequence[UUID]) -> dict[UUID, Memory]:
+    """The memories with these ids, in any status, without the columns no view shows (a prepared
+    statement: every recall and remember reads the memories it returns this way)."""
+    rows = model_rows(Memory, "WHERE id = ANY(%s::uuid[])", [list(ids)], defer=NOT_IN_VIEWS)
+    return {memory.id: memory for memory in rows}
+
+
 @dataclass(frozen=True)
 class ContextSections:
     """get_context's fixed sections, each newest first."""

@@ -13,10 +13,11 @@ from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
+from psycopg.types.json import Jsonb
 
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.db_functions import ContentKey, xact_lock
+from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
@@ -142,7 +143,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
             )
         for hit in hits:
             best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
-        rows = Memory.objects.for_views().in_bulk(list(best))
+        rows = search.memories_by_id(list(best))
         ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
         return extensions.views_presented(
             [memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked]
@@ -503,23 +504,31 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
 # --- forget and the owner's review ----------------------------------------------------------------------
 
 
+def _mark_deleted(*, memory_id: uuid.UUID, record: dict[str, str]) -> bool:
+    """Soft-delete a memory not yet deleted, adding `record` to its attrs; whether a row changed."""
+    changed = server_bound(
+        f"UPDATE memory SET status = '{Status.DELETED}', attrs = coalesce(attrs, '{{}}'::jsonb) || %(record)s::jsonb "
+        f"WHERE id = %(id)s AND status <> '{Status.DELETED}' RETURNING id",
+        {"id": memory_id, "record": Jsonb(record)},
+        prepare=True,
+    )
+    return bool(changed)
+
+
 def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) -> ForgetOutput:
     """Soft-delete: the row stays for audit; the first deletion's who and why are kept."""
     caller.require_write("forget")
     target_id = parse_memory_id(memory_id)
     reason = _clean_reason(reason)
-    with transaction.atomic():
-        memory = Memory.objects.select_for_update().filter(pk=target_id).first()
-        if memory is None:
+    record = {"forgotten_by": caller.agent} | ({"forget_reason": reason} if reason else {})
+    # One statement, atomic by itself: a memory already deleted keeps its first deletion's who and why.
+    if not _mark_deleted(memory_id=target_id, record=record):
+        exists = Memory.objects.filter(pk=target_id).exists()
+        if not exists:
             raise NotFound(
                 f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
             )
-        if memory.status != Status.DELETED:
-            record = {"forgotten_by": caller.agent} | ({"forget_reason": reason} if reason else {})
-            memory.attrs = (memory.attrs or {}) | record
-            memory.status = Status.DELETED
-            memory.save(update_fields=["attrs", "status"])
-    return ForgetOutput(id=str(memory.id), status=memory.status)
+    return ForgetOutput(id=str(target_id), status=Status.DELETED)
 
 
 def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = CLI_AGENT) -> Memory:
