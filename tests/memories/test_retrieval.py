@@ -7,13 +7,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+import numpy
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import learned_rank, providers, retrieval, selectors, services
+from memories import learned_rank, providers, retrieval, search, selectors, services
 from memories.embedding_store import backfill, store_vectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.retrieval import SearchOptions, has_recency_intent
@@ -543,3 +544,45 @@ def test_recency_intent_prefers_recent_memories_in_both_languages(
 )
 def test_recency_intent_detection(query: str, intent: bool) -> None:
     assert has_recency_intent(query) is intent
+
+
+def test_vectors_are_stored_as_sent_and_found_nearest_first(provider_env: Callable[..., None]) -> None:
+    """Vectors travel in pgvector's binary form (kenfold.db_functions.PgVector): what is stored is the
+    float4 of each number sent, and a search with a stored vector finds its memory at distance 0."""
+    provider_env(KENFOLD_EMBED="off")
+    first = remember("The release checklist lives in docs/release.md.")
+    second = remember("Payments retries back off exponentially.")
+    numbers = [0.1 * (index % 7) - 0.3 + 1e-7 * index for index in range(384)]
+    other = [0.05 * (index % 5) + 0.01 for index in range(384)]
+    assert (
+        store_vectors(
+            model="fake-binary", items=[(first, "The release checklist lives in docs/release.md.", numbers)]
+        )
+        == 1
+    )
+    assert (
+        store_vectors(
+            model="fake-binary", items=[(second, "Payments retries back off exponentially.", other)]
+        )
+        == 1
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT embedding::real[] FROM memory_embedding WHERE memory_id = %s AND model = 'fake-binary'",
+            [first],
+        )
+        (stored,) = cursor.fetchone()
+    assert numpy.array_equal(
+        numpy.array(stored, dtype=numpy.float32), numpy.array(numbers, dtype=numpy.float32)
+    )
+    found = search.vector_search(
+        vector=numbers,
+        model="fake-binary",
+        scopes=[Memory.objects.get(pk=first).scope],
+        types=None,
+        now=clock.now(),
+        limit=5,
+        max_distance=2.0,
+    )
+    assert [str(memory_id) for memory_id, _ in found] == [first, second]
+    assert found[0][1] == pytest.approx(0.0, abs=1e-6)
