@@ -123,6 +123,7 @@ class EmbeddedCluster:
         self.durable = durable
         self.socket_dir = self._choose_socket_dir()
         self._started_in_process = False
+        self._known_postmaster: psutil.Process | None = None
         self._began_at = time.time()
         self._thread_lock = threading.Lock()
 
@@ -165,7 +166,7 @@ class EmbeddedCluster:
         it running. A server the owner stopped (`manage.py db stop`) stays stopped. The check without the
         lock (a pid file read and one /proc lookup) is what every request pays.
         """
-        if not self._started_in_process or self._running_pid() is not None:
+        if not self._started_in_process or self._still_running() or self._running_pid() is not None:
             return False
         with self._thread_lock, self._flock():
             if self.stopped_marker.exists() or self._running_pid() is not None:
@@ -314,12 +315,25 @@ class EmbeddedCluster:
 
     # --- process checks ---------------------------------------------------------------------------
 
+    def _still_running(self) -> bool:
+        """Whether the postmaster last found by `_running_pid` still runs: the same process (psutil
+        compares its start time, so a reused pid does not pass) and not a zombie. One /proc read instead
+        of the pid file, the process's command line and its status: every connection taken pays it."""
+        known = self._known_postmaster
+        try:
+            return known is not None and known.is_running() and known.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
     def _running_pid(self) -> int | None:
         """The postmaster's pid if postmaster.pid names a live postgres serving this data folder."""
         pid = self._pid_from_file(self.pgdata / "postmaster.pid")
-        if pid is None:
+        if pid is None or not self._is_our_postmaster(pid):
+            self._known_postmaster = None
             return None
-        return pid if self._is_our_postmaster(pid) else None
+        with suppress(psutil.Error):
+            self._known_postmaster = psutil.Process(abs(pid))
+        return pid
 
     @staticmethod
     def _pid_from_file(path: Path) -> int | None:
