@@ -32,9 +32,12 @@ from kenfold.embedded_db import EmbeddedDatabaseError
 
 log = logging.getLogger(__name__)
 
-# Requests are mostly CPU (embedding the text, ranking) on the machine's cores plus short queries; two per
-# core per process keeps the cores busy while one waits for PostgreSQL, without the thrashing seen at 32.
-ACTIVE_PER_PROCESS = max(2, 2 * (os.cpu_count() or 1))
+# Requests are mostly CPU (embedding the text, ranking) on the machine's cores plus short queries. Three
+# per core per process keep the cores busy while some wait for PostgreSQL: once the hot statements were
+# prepared and lighter, two per core left CPU idle at 32 clients (bench.load --compare, 2026-12-02: 74.3
+# against 67.0 and 68.7 against 63.9 ops/s at 32 clients, either order; the same at 16), and unbounded
+# concurrency thrashed (the collapse issue 14 found at 32).
+ACTIVE_PER_PROCESS = max(2, 3 * (os.cpu_count() or 1))
 # The pool holds more connections than can be in use, so that a running request never waits for one; the
 # extra ones serve what runs outside the gate (dashboard pages, the readiness probe's schema check).
 POOL_SIZE = ACTIVE_PER_PROCESS + 4

@@ -357,13 +357,15 @@ def profile_summary(path: Path, top: int = 25) -> list[str]:
     ]
 
 
-async def measure(target: Target, clients: int, args: argparse.Namespace) -> dict:
+async def measure(target: Target, clients: int, args: argparse.Namespace, *, round_: int) -> dict:
     profilers = []
     if args.profile:
         profilers = start_profilers(target, Path(args.profile), f"{target.label}-c{clients}", args.seconds)
     before = target.cpu()
     started = time.monotonic()
-    tally = await run_count(target, clients, args.seconds, args.max_calls, f"c{clients}")
+    # The round is part of every written text: a count given twice (--clients 16,16) must not write what
+    # the first round wrote, or re-remembering a text its agent forgot would count as a duplicate.
+    tally = await run_count(target, clients, args.seconds, args.max_calls, f"r{round_}c{clients}")
     wall = time.monotonic() - started
     after = target.cpu()
     for profiler in profilers:
@@ -416,7 +418,7 @@ async def exercise(targets: list[Target], counts: list[int], args: argparse.Name
     for index, clients in enumerate(counts):
         # Alternate which server goes first, so neither always meets the same neighbours' load.
         for target in targets if index % 2 == 0 else targets[::-1]:
-            run = await measure(target, clients, args)
+            run = await measure(target, clients, args, round_=index)
             report["runs"].append(run)
             print(json.dumps(run), flush=True)
     for target in targets:
