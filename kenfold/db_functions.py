@@ -42,13 +42,18 @@ class _PgVectorDumper(Dumper):
         return struct.pack(">HH", len(values), 0) + values.tobytes()
 
 
-class _PreparedCursor(psycopg.Cursor):
-    """Prepares every statement it runs (psycopg prepares once per connection and statement text)."""
+class _ServerCursor(psycopg.Cursor):
+    """Runs every statement prepared or every one unprepared, as `server_bound` asks. (A connection
+    without a prepare threshold, KENFOLD_DATABASE_PREPARED=false, prepares nothing whatever is asked.)"""
+
+    def __init__(self, conn: psycopg.Connection, *, prepare: bool) -> None:
+        super().__init__(conn)
+        self._prepare = prepare
 
     def execute(
         self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
     ):
-        return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+        return super().execute(query, params, prepare=self._prepare, binary=binary)
 
 
 def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare: bool) -> list[tuple]:
@@ -59,12 +64,13 @@ def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare
     for every call. The searches and the vector writes every recall and remember runs go through here
     instead: values travel apart from the SQL, and with `prepare` the statement is parsed once per pooled
     connection and PostgreSQL may keep a generic plan. A statement whose plan must see its values (the
-    full-text search is planned knowing which words are rare) passes prepare=False. Django's cursor
+    full-text search is planned knowing which words are rare) passes prepare=False; nothing is prepared
+    with KENFOLD_DATABASE_PREPARED=false (kenfold.settings: for a pooler that loses them). Django's cursor
     wrapper still runs it, so its errors, query logging and execute wrappers are Django's as for any
     query. A statement that writes returns its RETURNING rows.
     """
     connection.ensure_connection()
-    raw = (_PreparedCursor if prepare else psycopg.Cursor)(connection.connection)
+    raw = _ServerCursor(connection.connection, prepare=prepare)
     raw.adapters.register_dumper(PgVector, _PgVectorDumper)
     wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
     with wrap(raw) as cursor:

@@ -90,10 +90,20 @@ def _public_url(raw: str) -> str:
     return f"{scheme}://{netloc}"
 
 
-def _with_session_options(options: dict[str, str]) -> dict[str, str]:
-    """Connection OPTIONS with ours appended to any libpq `options` the URL already gives."""
+def _with_session_options(options: dict[str, str]) -> dict[str, object]:
+    """Connection OPTIONS with ours appended to any libpq `options` the URL already gives.
+
+    prepare_threshold: Django's default (None) makes psycopg ignore even an explicit prepare=True. Only
+    kenfold.db_functions.server_bound asks for preparing (Django's own cursors bind on the client and
+    never prepare), so any number turns it on; the large one keeps psycopg from preparing other statements
+    by itself after repeats. KENFOLD_DATABASE_PREPARED=false leaves it None.
+    """
     given = options.get("options", "").strip()
-    return options | {"options": f"{given} {_SESSION_OPTIONS}".strip(), "pool": _POOL}
+    return options | {
+        "options": f"{given} {_SESSION_OPTIONS}".strip(),
+        "pool": _POOL,
+        "prepare_threshold": 1_000_000 if env_bool("KENFOLD_DATABASE_PREPARED", True) else None,
+    }
 
 
 def _database_from_url(url: str, password: str) -> dict:

@@ -251,9 +251,7 @@ def retrieve(
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = search.recent_memories(
-            scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH
-        )
+        recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
     fused = ranking.fuse(rankings, k=config["rrf_k"])
     if not fused:
