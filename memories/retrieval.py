@@ -23,7 +23,6 @@ from django.conf import settings
 from django.db import connection
 
 from kenfold import backpressure, clock
-from kenfold.db_functions import server_bound
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words
@@ -342,10 +341,7 @@ def _candidates(ids: list[UUID], *, whole: bool) -> dict[UUID, learned_rank.Cand
     """What the cross-language step and the learned order read of each candidate. Without `whole`, only
     the beginning of its text (all the script check reads): ~150 candidates' whole texts cost a third of
     this query's time to send and parse."""
-    content = "content" if whole else f"left(content, {int(ranking.SCRIPT_SAMPLE)})"
-    rows = server_bound(
-        f"SELECT id, {content}, type FROM memory WHERE id = ANY(%s::uuid[])", [ids], prepare=True
-    )
+    rows = search.candidate_texts(ids, chars=None if whole else ranking.SCRIPT_SAMPLE)
     return {
         memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
     }

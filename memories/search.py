@@ -13,6 +13,7 @@ from uuid import UUID
 
 from django.db import OperationalError, connection, transaction
 from psycopg.errors import QueryCanceled
+from psycopg.types.json import Jsonb
 
 from kenfold.db_functions import PgVector, model_rows, server_bound, sql_literal
 from memories.lexical import build_query, word_term
@@ -538,6 +539,14 @@ def doc_links(*, scope: str, paths: Sequence[str], now: datetime) -> list[DocLin
         return [DocLink(*row) for row in cursor.fetchall()]
 
 
+def candidate_texts(ids: Sequence[UUID], *, chars: int | None) -> list[tuple[UUID, str, str]]:
+    """(id, text, type) of each memory; the text cut at `chars` characters unless None."""
+    text = "content" if chars is None else f"left(content, {int(chars)})"
+    return server_bound(
+        f"SELECT id, {text}, type FROM memory WHERE id = ANY(%s::uuid[])", [list(ids)], prepare=True
+    )
+
+
 def memories_by_id(ids: Sequence[UUID]) -> dict[UUID, Memory]:
     """The memories with these ids, in any status, without the columns no view shows (a prepared
     statement: every recall and remember reads the memories it returns this way)."""
@@ -567,7 +576,12 @@ def context_sections(
     """
     served = served_sql("m")
     newest = "ORDER BY m.created_at DESC, m.id DESC"
-    params: dict = {"now": now, "scope": scope}
+    params: dict = {
+        "now": now,
+        "scope": scope,
+        "handoff": Jsonb({"kind": HANDOFF_KIND}),
+        "doc": Jsonb({"kind": DOC_KIND}),
+    }
     parts = []
     for index, one_scope in enumerate(scopes):
         params[f"scope_{index}"] = one_scope
@@ -577,7 +591,7 @@ def context_sections(
         )
     parts.append(
         f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.TEMPORARY}' AND m.scope = %(scope)s "
-        f"AND m.attrs -> 'kind' = {sql_literal(f'"{HANDOFF_KIND}"')}::jsonb AND NOT m.attrs ? 'resumed_at' "
+        "AND m.attrs @> %(handoff)s AND NOT m.attrs ? 'resumed_at' "
         f"{newest} LIMIT 1"
     )
     parts.append(
@@ -587,7 +601,7 @@ def context_sections(
     if rules:
         parts.append(
             f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.PROJECT}' AND m.scope = %(scope)s "
-            f"AND NOT m.attrs @> {sql_literal(f'{{"kind": "{DOC_KIND}"}}')}::jsonb {newest} LIMIT {int(limit)}"
+            f"AND NOT m.attrs @> %(doc)s {newest} LIMIT {int(limit)}"
         )
     union = " UNION ALL ".join(f"({part})" for part in parts)
     rows = model_rows(Memory, f"WHERE id IN ({union})", params, defer=NOT_IN_VIEWS)

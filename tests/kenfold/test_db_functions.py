@@ -1,14 +1,14 @@
 """The server-bound statements of the hot paths (kenfold.db_functions)."""
 
-import json
 import uuid
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from kenfold.db_functions import model_rows, server_bound
-from kenfold.settings import _with_session_options
 from memories.models import NOT_IN_VIEWS, Memory
+from tests.processes import manage, stop_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -30,17 +30,30 @@ def test_prepared_once_per_connection_and_bound_by_the_server() -> None:
     assert not [s for s in prepared_statements() if "probe_once" in s]
 
 
-def test_turned_off_nothing_is_prepared(monkeypatch: pytest.MonkeyPatch) -> None:
+# Run by `manage.py shell` in a process of its own: one probe through server_bound, then how many
+# prepared statements of the connection hold it.
+COUNT_PREPARED = """
+from django.db import connection
+from kenfold.db_functions import server_bound
+assert server_bound("SELECT %(n)s::int + 1 AS probe_setting", {"n": 1}, prepare=True) == [(2,)]
+with connection.cursor() as cursor:
+    cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%%probe_setting%%'")
+    print("prepared", cursor.fetchone()[0])
+"""
+
+
+def test_turned_off_nothing_is_prepared(tmp_path: Path) -> None:
     """KENFOLD_DATABASE_PREPARED=false, for a pooler that hands each transaction another connection:
     the connections get no prepare threshold, and then not even server_bound's statements are prepared."""
-    monkeypatch.setenv("KENFOLD_DATABASE_PREPARED", "false")
-    assert _with_session_options({})["prepare_threshold"] is None
-    monkeypatch.setenv("KENFOLD_DATABASE_PREPARED", "true")
-    assert _with_session_options({})["prepare_threshold"] is not None
-    connection.ensure_connection()
-    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
-    assert server_bound(PROBE.replace("probe_next", "probe_off"), {"n": 1}, prepare=True) == [(2,)]
-    assert not [s for s in prepared_statements() if "probe_off" in s]
+    try:
+        counted = {
+            value: manage(tmp_path, "shell", "-c", COUNT_PREPARED, KENFOLD_DATABASE_PREPARED=value).stdout
+            for value in ("true", "false")
+        }
+    finally:
+        stop_cluster(tmp_path)
+    assert "prepared 1" in counted["true"]
+    assert "prepared 0" in counted["false"]
 
 
 def test_model_rows_gives_what_the_orm_gives() -> None:
@@ -59,5 +72,5 @@ def test_model_rows_gives_what_the_orm_gives() -> None:
             assert getattr(row, field.attname) == getattr(expected, field.attname), field.attname
     # A deferred column loads when read, as with a queryset's defer().
     assert row.get_deferred_fields() == set(NOT_IN_VIEWS)
-    assert json.dumps(str(row.content_key))
+    assert row.content_key == Memory.objects.values_list("content_key", flat=True).get(pk=memory.pk)
     assert model_rows(Memory, "WHERE id = %s", [uuid.uuid4()]) == []
