@@ -144,10 +144,11 @@ def _vector_ranking(
     types: list[str] | None,
     now: datetime,
     limit: int,
-) -> list[UUID]:
+    text_chars: int | None,
+) -> list[search.Hit]:
     """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
-    nearest = search.vector_search(
+    return search.vector_hits(
         vector=vector,
         model=embedder.name,
         scopes=scopes,
@@ -155,13 +156,13 @@ def _vector_ranking(
         now=now,
         limit=limit,
         max_distance=config["max_distance"] or embedder.max_distance,
+        text_chars=text_chars,
     )
-    return [memory_id for memory_id, _distance in nearest]
 
 
 def _vector_ranking_in_thread(
     *, embedder: Embedder, query: str, vector: list[float] | None, arguments: dict
-) -> list[UUID] | None:
+) -> list[search.Hit] | None:
     """Embed the query if its vector is not cached, then search on this thread's own connection, which
     goes back to the pool at the end (the next search may run on another thread)."""
     try:
@@ -183,12 +184,6 @@ def retrieve(
     now = options.now or clock.now()
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
-    arguments = {
-        "scopes": scopes,
-        "types": types,
-        "now": now,
-        "limit": max(MIN_VECTOR_DEPTH, 3 * limit),
-    }
     embedders = providers.embedders() if options.vectors else []
     # The primary model's ranking has the configured weight, a companion model's its own. Beside a
     # multilingual model, an English-only model's ranking of a question in another script is left out.
@@ -205,6 +200,23 @@ def retrieve(
         )
         > 0
     ]
+    # What the steps after the fusion will read of the candidates (the cross-language steps need a
+    # multilingual ranking): the rankers send it with what they find.
+    multilingual_possible = any(embedder.multilingual for embedder, _weight in weighted)
+    learned = config["learned_rank"] and options.learned_rank
+    bridge_possible = (
+        multilingual_possible and config["bridge_weight"] > 0 and crosslang.reads_question(query)
+    )
+    whole = bridge_possible or learned or options.trace is not None
+    wanted = whole or (multilingual_possible and config["cross_language"] > 0)
+    text_chars = 0 if not wanted else search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
+    arguments = {
+        "scopes": scopes,
+        "types": types,
+        "now": now,
+        "limit": max(MIN_VECTOR_DEPTH, 3 * limit),
+        "text_chars": text_chars,
+    }
     cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
     with _search_slot() as alone:
         # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
@@ -229,10 +241,16 @@ def retrieve(
         pending = [
             start(embedder, vector) for (embedder, _weight), vector in zip(weighted, cached, strict=True)
         ]
-        lexical = search.lexical_search(
-            query=query, scopes=scopes, types=types, now=now, limit=depth, field_weights=options.field_weights
+        lexical = search.lexical_hits(
+            query=query,
+            scopes=scopes,
+            types=types,
+            now=now,
+            limit=depth,
+            field_weights=options.field_weights,
+            text_chars=text_chars,
         )
-        nearest: list[list[UUID] | None] = []
+        nearest: list[list[search.Hit] | None] = []
         for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
             done = waiting.result() if isinstance(waiting, Future) else waiting
             if beside:
@@ -241,11 +259,13 @@ def retrieve(
                 nearest.append(
                     None if done is None else _vector_ranking(embedder=embedder, vector=done, **arguments)
                 )
-    rankings = [Ranking(ranking.LEXICAL, lexical, 1.0)]
+    carried = {hit.memory_id: hit for hit in lexical}
+    rankings = [Ranking(ranking.LEXICAL, [hit.memory_id for hit in lexical], 1.0)]
     for (embedder, weight), found in zip(weighted, nearest, strict=True):
         if found is not None:
             kind = ranking.MULTILINGUAL_VECTORS if embedder.multilingual else ranking.ENGLISH_VECTORS
-            rankings.append(Ranking(kind, found, weight))
+            rankings.append(Ranking(kind, [hit.memory_id for hit in found], weight))
+            carried.update((hit.memory_id, hit) for hit in found)
     feedback = config["feedback"] == "always" or (config["feedback"] == "auto" and len(rankings) == 1)
     recency = options.recency and has_recency_intent(query)
     if recency:
@@ -274,11 +294,9 @@ def retrieve(
     cross_language = config["cross_language"] if multilingual else 0.0
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
-    learned = config["learned_rank"] and options.learned_rank
     bridge = config["bridge_weight"] if multilingual and crosslang.reads_question(query) else 0.0
     if cross_language > 0 or bridge > 0 or learned or options.trace is not None:
-        # One query for what these steps read of the candidates.
-        texts = _candidates(list(fused), whole=bridge > 0 or learned or options.trace is not None)
+        texts = _candidates(list(fused), carried=carried, whole=whole)
         if bridge > 0:
             _add_bridge(rankings, query=query, texts=texts, weight=bridge)
         if cross_language > 0:
@@ -337,14 +355,25 @@ def retrieve(
     return sorted(views, key=order)[:limit]
 
 
-def _candidates(ids: list[UUID], *, whole: bool) -> dict[UUID, learned_rank.Candidate]:
-    """What the cross-language step and the learned order read of each candidate. Without `whole`, only
-    the beginning of its text (all the script check reads): ~150 candidates' whole texts cost a third of
-    this query's time to send and parse."""
-    rows = search.candidate_texts(ids, chars=None if whole else ranking.SCRIPT_SAMPLE)
-    return {
-        memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
+def _candidates(
+    ids: list[UUID], *, carried: dict[UUID, search.Hit], whole: bool
+) -> dict[UUID, learned_rank.Candidate]:
+    """What the cross-language step and the learned order read of each candidate: what the rankers sent
+    with it, and one query for the others (found by the recency or feedback rankings). Without `whole`,
+    only the beginning of its text (all the script check reads): ~150 candidates' whole texts cost a
+    third of this query's time to send and parse."""
+    texts = {
+        memory_id: learned_rank.Candidate(content=hit.text, type=hit.type)
+        for memory_id in ids
+        if (hit := carried.get(memory_id)) is not None
     }
+    missing = [memory_id for memory_id in ids if memory_id not in texts]
+    if missing:
+        rows = search.candidate_texts(missing, chars=search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE)
+        texts |= {
+            memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
+        }
+    return texts
 
 
 def _add_bridge(

@@ -62,6 +62,28 @@ class Ranked:
 
 
 @dataclass(frozen=True)
+class Hit:
+    """A memory a ranker found, with what the fusion's later steps read of it: its text (cut as the
+    search was asked) and type. The rankers read these from the rows they already touch, so a search
+    needs no query of its own for its candidates' texts."""
+
+    memory_id: UUID
+    text: str
+    type: str
+
+
+# A search's `text_chars`: the whole text, else its first N characters.
+WHOLE_TEXT = None
+
+
+def _text_sql(alias: str, chars: int | None) -> str:
+    if chars is None:
+        return f"{alias}.content"
+    # 0: no text (an empty one, without reading a long text's out-of-line parts).
+    return f"left({alias}.content, {int(chars)})" if chars > 0 else "''::text"
+
+
+@dataclass(frozen=True)
 class _Term:
     text: str  # a to_tsquery operand
     english: bool  # for the stemmed `english` vector, else the `simple` one
@@ -179,7 +201,31 @@ def lexical_search(
     limit: int,
     field_weights: bool = True,
 ) -> list[UUID]:
-    """Served memories of `scopes` matching any term of `query`, best first.
+    """The ids of lexical_hits, best first."""
+    hits = lexical_hits(
+        query=query,
+        scopes=scopes,
+        types=types,
+        now=now,
+        limit=limit,
+        field_weights=field_weights,
+        text_chars=0,
+    )
+    return [hit.memory_id for hit in hits]
+
+
+def lexical_hits(
+    *,
+    query: str,
+    scopes: Sequence[str],
+    types: Sequence[str] | None,
+    now: datetime,
+    limit: int,
+    field_weights: bool = True,
+    text_chars: int | None = WHOLE_TEXT,
+) -> list[Hit]:
+    """Served memories of `scopes` matching any term of `query`, best first, with their text (cut at
+    `text_chars` characters; 0: none).
 
     Two vectors: the `simple` one (exact words, paths, Korean stems as prefixes) and the stemmed
     `english` one. Each query term is weighted by its inverse document frequency (BM25's idf), so a rare
@@ -220,9 +266,12 @@ def lexical_search(
         live += " AND m.type = ANY(%(types)s)"
     parts = []
     if rare:
+        # `m.scope || ''`: the scope test runs on the rare words' rows, not through an index. Planned
+        # with the scope index, PostgreSQL built a bitmap of every active memory of the scopes and
+        # intersected it with the words' few hundred rows: 2.2 of a search's 7.3 ms at 100,000 memories.
         parts.append(f"""(
                 SELECT m.id FROM memory m
-                WHERE {live} AND m.scope = ANY(%(scopes)s) AND {_matches(rare, "m", "rare", params)}
+                WHERE {live} AND m.scope || '' = ANY(%(scopes)s) AND {_matches(rare, "m", "rare", params)}
                 ORDER BY {_plain_rank("m", "rare", params)} DESC, m.id DESC
                 LIMIT %(candidates)s)""")
     if len(rare) < len(terms):
@@ -250,7 +299,7 @@ def lexical_search(
         candidates AS MATERIALIZED (
             {union}
         )
-        SELECT m.id,
+        SELECT m.id, {_text_sql("m", text_chars)}, m.type,
                (SELECT sum(w.idf * ts_rank(%(weights)s::float4[],
                                            CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END,
                                            w.q, %(norm)s))
@@ -261,7 +310,9 @@ def lexical_search(
     """
     # Not prepared: a generic plan would not know which words are rare, which is why the term statistics
     # come first.
-    return [row[0] for row in server_bound(sql, params, prepare=False)]
+    return [
+        Hit(memory_id=row[0], text=row[1], type=row[2]) for row in server_bound(sql, params, prepare=False)
+    ]
 
 
 def trigram_similar(
@@ -341,21 +392,25 @@ def _nearest(
     enough rows pass them. They test the copies of the memory's scope, status, type and expiry that
     each vector row carries (migration 0008): no lookup in the memory table per candidate.
     """
+    sql = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
+    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
+    # relaxed_order may return rows slightly out of order; distances are exact, so sort again (equal
+    # distances by id, so that the same memories rank the same whatever order they were written in).
+    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: (row[1], row[0]))
+
+
+def _nearest_sql(*, vector: Sequence[float], model: str, conditions: str, limit: int) -> str:
     dims = len(vector)
     distance = f"(e.embedding::vector({dims})) <=> %(query)b::vector({dims})"
     # The model and the limit are written into the statement: a prepared statement's generic plan can use
     # the model's partial index only if it sees the model's name, and plans for the row count it returns.
-    sql = f"""
+    return f"""
         SELECT e.memory_id, {distance} AS distance
         FROM memory_embedding e
         WHERE e.model = {sql_literal(model)} AND {conditions}
         ORDER BY {distance}
         LIMIT {int(limit)}
     """
-    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
-    # relaxed_order may return rows slightly out of order; distances are exact, so sort again (equal
-    # distances by id, so that the same memories rank the same whatever order they were written in).
-    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: (row[1], row[0]))
 
 
 def vector_search(
@@ -369,12 +424,45 @@ def vector_search(
     max_distance: float,
 ) -> list[tuple[UUID, float]]:
     """Nearest served memories of `scopes`, within `max_distance`, with distances."""
+    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
+    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
+    return [(memory_id, distance) for memory_id, distance in nearest if distance <= max_distance]
+
+
+def vector_hits(
+    *,
+    vector: Sequence[float],
+    model: str,
+    scopes: Sequence[str],
+    types: Sequence[str] | None,
+    now: datetime,
+    limit: int,
+    max_distance: float,
+    text_chars: int | None = WHOLE_TEXT,
+) -> list[Hit]:
+    """vector_search's memories, nearest first, with their text (cut at `text_chars` characters) and type,
+    read in the same statement: the vector rows carry no text, so the nearest few are joined to theirs."""
+    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
+    nearest = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
+    sql = f"""
+        SELECT n.memory_id, n.distance, {_text_sql("m", text_chars)}, m.type
+        FROM ({nearest}) AS n JOIN memory m ON m.id = n.memory_id
+    """
+    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
+    return [
+        Hit(memory_id=memory_id, text=text, type=kind)
+        for memory_id, distance, text, kind in sorted(rows, key=lambda row: (float(row[1]), row[0]))
+        if float(distance) <= max_distance
+    ]
+
+
+def _vector_conditions(
+    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime
+) -> tuple[str, dict]:
     conditions = f"{served_sql('e')} AND e.scope = ANY(%(scopes)s)"
     if types:
         conditions += " AND e.type = ANY(%(types)s)"
-    params = {"now": now, "scopes": list(scopes), "types": list(types or [])}
-    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
-    return [(memory_id, distance) for memory_id, distance in nearest if distance <= max_distance]
+    return conditions, {"now": now, "scopes": list(scopes), "types": list(types or [])}
 
 
 def graph_neighbors(
@@ -541,9 +629,10 @@ def doc_links(*, scope: str, paths: Sequence[str], now: datetime) -> list[DocLin
 
 def candidate_texts(ids: Sequence[UUID], *, chars: int | None) -> list[tuple[UUID, str, str]]:
     """(id, text, type) of each memory; the text cut at `chars` characters unless None."""
-    text = "content" if chars is None else f"left(content, {int(chars)})"
     return server_bound(
-        f"SELECT id, {text}, type FROM memory WHERE id = ANY(%s::uuid[])", [list(ids)], prepare=True
+        f"SELECT m.id, {_text_sql('m', chars)}, m.type FROM memory m WHERE m.id = ANY(%s::uuid[])",
+        [list(ids)],
+        prepare=True,
     )
 
 

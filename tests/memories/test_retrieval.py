@@ -586,3 +586,44 @@ def test_vectors_are_stored_as_sent_and_found_nearest_first(provider_env: Callab
     )
     assert [str(memory_id) for memory_id, _ in found] == [first, second]
     assert found[0][1] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_rankers_send_each_memory_text_and_type_with_what_they_find(
+    provider_env: Callable[..., None],
+) -> None:
+    """The lexical and vector rankers return each memory's text (whole, cut, or none) and type with its
+    id, in their own statement: the fusion's cross-language steps read them there instead of querying
+    the candidates again. The order is the one the id-only searches give."""
+    provider_env(KENFOLD_EMBED="off")
+    texts = [
+        "The release checklist lives in docs/release.md and names the release owner.",
+        "Release notes are written by the release owner before the tag.",
+    ]
+    first, second = (remember(text) for text in texts)
+    scope = Memory.objects.get(pk=first).scope
+    numbers = [0.1 * (index % 7) - 0.3 for index in range(384)]
+    nearer = [value + 0.001 * (index % 3) for index, value in enumerate(numbers)]
+    # The texts are the ones embedded: a vector of other text is not stored.
+    assert (
+        store_vectors(model="fake-hits", items=[(first, texts[0], numbers), (second, texts[1], nearer)]) == 2
+    )
+    now = clock.now()
+    common = {"scopes": [scope], "types": None, "now": now, "limit": 5}
+    lexical_ids = search.lexical_search(query="release owner checklist", **common)
+    for chars, expected in ((search.WHOLE_TEXT, None), (12, 12), (0, 0)):
+        hits = search.lexical_hits(query="release owner checklist", text_chars=chars, **common)
+        assert [hit.memory_id for hit in hits] == lexical_ids
+        vector_hits = search.vector_hits(
+            vector=numbers, model="fake-hits", max_distance=2.0, text_chars=chars, **common
+        )
+        assert [hit.memory_id for hit in vector_hits] == [
+            memory_id
+            for memory_id, _ in search.vector_search(
+                vector=numbers, model="fake-hits", max_distance=2.0, **common
+            )
+        ]
+        for hit in [*hits, *vector_hits]:
+            memory = Memory.objects.get(pk=hit.memory_id)
+            assert hit.type == memory.type
+            assert hit.text == (memory.content if expected is None else memory.content[:expected])
+    assert {str(hit.memory_id) for hit in vector_hits} == {first, second}
