@@ -321,6 +321,7 @@ def retrieve(
     pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
     candidates = {memory_id: _Candidate(memory_id, first=fused[memory_id]) for memory_id in pool_ids}
     reranker = providers.reranker() if options.rerank else None
+    rows: dict[UUID, Memory] = {}
     if reranker is not None:
         if options.graph:
             _expand_graph(candidates, scopes=scopes, types=types, now=now)
@@ -329,30 +330,38 @@ def retrieve(
     else:
         for candidate in candidates.values():
             candidate.score = candidate.first
-        rows = search.memories_by_id(list(candidates))
-
-    views = extensions.views_presented(
-        [memory_view(rows[c.memory_id]) for c in candidates.values() if c.memory_id in rows]
-    )
-    by_id = {UUID(view.id): view for view in views}
+        # The multipliers read what the rankers sent; whole rows are read for the memories returned.
+        missing = [memory_id for memory_id in candidates if memory_id not in carried]
+        if missing:
+            rows = search.memories_by_id(missing)
+    facts: dict[UUID, Memory | search.Hit] = {**carried, **rows}
+    scores: dict[UUID, float] = {}
     for candidate in candidates.values():
-        view = by_id.get(candidate.memory_id)
-        if view is None:
+        fact = facts.get(candidate.memory_id)
+        if fact is None:
             continue
         score = candidate.score
         if options.staleness:
-            score *= STALENESS_FACTORS.get(rows[candidate.memory_id].code_state, 1.0)
+            score *= STALENESS_FACTORS.get(fact.code_state, 1.0)
         if options.recency:
-            score *= _recency_factor(
-                rows[candidate.memory_id], now=now, intent=recency, reranked=candidate.reranked
-            )
-        view.score = round(MIN_SCORE if not math.isfinite(score) or score <= 0 else min(score, 1.0), 6)
+            score *= _recency_factor(fact, now=now, intent=recency, reranked=candidate.reranked)
+        scores[candidate.memory_id] = round(
+            MIN_SCORE if not math.isfinite(score) or score <= 0 else min(score, 1.0), 6
+        )
 
-    def order(view: MemoryView) -> tuple:
-        candidate = candidates[UUID(view.id)]
-        return (not candidate.reranked, -(view.score or 0), -view.created_at.timestamp())
+    def order(memory_id: UUID) -> tuple:
+        return (
+            not candidates[memory_id].reranked,
+            -scores[memory_id],
+            -facts[memory_id].created_at.timestamp(),
+        )
 
-    return sorted(views, key=order)[:limit]
+    returned = sorted(scores, key=order)[:limit]
+    rows |= search.memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
+    views = [
+        memory_view(rows[memory_id], score=scores[memory_id]) for memory_id in returned if memory_id in rows
+    ]
+    return extensions.views_presented(views)
 
 
 def _candidates(
@@ -450,7 +459,7 @@ def _rerank(
         candidate.score, candidate.reranked = probability, True
 
 
-def _recency_factor(memory: Memory, *, now: datetime, intent: bool, reranked: bool) -> float:
+def _recency_factor(memory: Memory | search.Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
     age = max(timedelta(0), now - memory.created_at)
     if intent:
         return 2 ** -(age / RECENCY_HALF_LIFE)

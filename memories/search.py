@@ -63,13 +63,16 @@ class Ranked:
 
 @dataclass(frozen=True)
 class Hit:
-    """A memory a ranker found, with what the fusion's later steps read of it: its text (cut as the
-    search was asked) and type. The rankers read these from the rows they already touch, so a search
-    needs no query of its own for its candidates' texts."""
+    """A memory a ranker found, with what the steps after the fusion read of it: its text (cut as the
+    search was asked) for the cross-language steps, and what its score's multipliers read. The rankers
+    read these from the rows they already touch, so a search queries its candidates again only for the
+    memories it returns."""
 
     memory_id: UUID
     text: str
     type: str
+    created_at: datetime
+    code_state: str | None
 
 
 # A search's `text_chars`: the whole text, else its first N characters.
@@ -299,7 +302,7 @@ def lexical_hits(
         candidates AS MATERIALIZED (
             {union}
         )
-        SELECT m.id, {_text_sql("m", text_chars)}, m.type,
+        SELECT m.id, {_text_sql("m", text_chars)}, m.type, m.created_at, m.code_state,
                (SELECT sum(w.idf * ts_rank(%(weights)s::float4[],
                                            CASE WHEN w.english THEN m.content_tsv_en ELSE m.content_tsv END,
                                            w.q, %(norm)s))
@@ -310,9 +313,7 @@ def lexical_hits(
     """
     # Not prepared: a generic plan would not know which words are rare, which is why the term statistics
     # come first.
-    return [
-        Hit(memory_id=row[0], text=row[1], type=row[2]) for row in server_bound(sql, params, prepare=False)
-    ]
+    return [Hit(*row[:5]) for row in server_bound(sql, params, prepare=False)]
 
 
 def trigram_similar(
@@ -445,14 +446,14 @@ def vector_hits(
     conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
     nearest = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
     sql = f"""
-        SELECT n.memory_id, n.distance, {_text_sql("m", text_chars)}, m.type
+        SELECT n.memory_id, {_text_sql("m", text_chars)}, m.type, m.created_at, m.code_state, n.distance
         FROM ({nearest}) AS n JOIN memory m ON m.id = n.memory_id
     """
     rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
     return [
-        Hit(memory_id=memory_id, text=text, type=kind)
-        for memory_id, distance, text, kind in sorted(rows, key=lambda row: (float(row[1]), row[0]))
-        if float(distance) <= max_distance
+        Hit(*row[:5])
+        for row in sorted(rows, key=lambda row: (float(row[5]), row[0]))
+        if float(row[5]) <= max_distance
     ]
 
 
