@@ -240,18 +240,22 @@ class _Packer:
         for view in views:
             if view.id in self.seen:
                 continue
-            current = view_hash(view)
             item: MemoryItem
-            if self.held.get(view.id) == current:
+            held = self.held.get(view.id)
+            # A memory the caller does not hold costs its full view, so it is hashed only if it fits: the
+            # sections offer many more memories than a budget holds, and hashing is most of a view's cost.
+            current = view_hash(view) if held is not None else None
+            if current is not None and held == current:
                 item = MemoryRef(id=view.id, content_hash=current)
                 cost = estimate_reference_tokens(item)
             else:
-                view.content_hash = current
                 item, cost = view, estimate_tokens(view)
             if cost > self.remaining:
                 # Later, smaller memories may still fit, so keep going.
                 self.truncated = True
                 continue
+            if item is view:
+                view.content_hash = current or view_hash(view)
             self.remaining -= cost
             self.seen.add(view.id)
             taken.append(item)
