@@ -441,8 +441,8 @@ def vector_hits(
     max_distance: float,
     text_chars: int | None = WHOLE_TEXT,
 ) -> list[Hit]:
-    """vector_search's memories, nearest first, with their text (cut at `text_chars` characters) and type,
-    read in the same statement: the vector rows carry no text, so the nearest few are joined to theirs."""
+    """vector_search's memories, nearest first, as Hits (the text cut at `text_chars` characters), read in
+    the same statement: the vector rows carry none of it, so the nearest few are joined to their memories."""
     conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
     nearest = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
     sql = f"""
