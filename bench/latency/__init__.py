@@ -15,7 +15,10 @@ same value, and the corpus carries vectors of every model that configuration emb
 (its code first on PYTHONPATH) while the benchmark itself stays this one; given several times, every
 checkout gets a home loaded with the same corpus, all servers run side by side, and each repeat of each
 phase goes through every checkout in turn (the order alternating between repeats), so a noisy neighbour
-hurts them alike. --phases picks what runs: `stages` (the in-process breakdown), `reads` (tools/list,
+hurts them alike. With --paired, the one-client read phases send every call to each checkout's server in
+turn instead (the first changing from call to call) and report the median per-call difference against the
+first --repo: on a shared machine whose speed drifts within minutes, phases run one after another differ
+by more than a change of a few milliseconds, and paired calls do not. --phases picks what runs: `stages` (the in-process breakdown), `reads` (tools/list,
 recall, get_context), `remember`, `explain`; e.g. remember latency before and after a change:
 
     .venv/bin/python -m bench.latency --phases remember --sizes 1000 --remember-count 300 --repeats 3 \

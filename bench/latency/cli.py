@@ -243,6 +243,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         ),
     )
     parser.add_argument(
+        "--paired",
+        action="store_true",
+        help=(
+            "with several --repo: run the one-client read phases paired, each call sent to every checkout's "
+            "server in turn (the first changing from call to call), and report the median per-call "
+            "difference against the first --repo; on a shared machine whose speed drifts, the way to "
+            "compare changes of a few ms"
+        ),
+    )
+    parser.add_argument(
         "--phases",
         default=",".join(PHASES),
         help=f"comma-separated subset of {', '.join(PHASES)} (default: all)",

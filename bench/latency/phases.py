@@ -103,26 +103,7 @@ async def run_phase(
             while issued < len(arguments) and loop.time() < deadline:
                 args = arguments[issued]
                 issued += 1
-                t0 = time.perf_counter()
-                try:
-                    if tool == "tools/list":
-                        # The floor: HTTP, the API-key guard and the MCP layer, without any tool.
-                        await session.list_tools(cache_mode="refresh")
-                        result = None
-                    else:
-                        result = await session.call_tool(tool, args)
-                except Exception as exc:  # a transport failure is a failed call, not the end of the run
-                    phase.errors += 1
-                    phase.first_error = phase.first_error or f"{type(exc).__name__}: {exc}"
-                    continue
-                elapsed_ms = (time.perf_counter() - t0) * 1000
-                if result is not None and result.is_error:
-                    phase.errors += 1
-                    text = " ".join(getattr(block, "text", "") for block in result.content)
-                    phase.first_error = phase.first_error or text[:300]
-                else:
-                    phase.calls += 1
-                    phase.latencies_ms.append(elapsed_ms)
+                await _call(session, phase, tool, args)
 
         # Hard bound on top of the soft one: a hung server cannot keep the benchmark running.
         async with asyncio.timeout(duration + 120):
@@ -132,6 +113,80 @@ async def run_phase(
             await asyncio.sleep(0.3)  # let the workers write their last access-log lines
             phase.server_ms = server.mcp_durations_ms(offset)
     return phase
+
+
+async def _call(session: Any, phase: Phase, tool: str, args: dict[str, Any]) -> float | None:
+    """One measured call; its latency in ms, or None if it failed (counted in `phase`)."""
+    t0 = time.perf_counter()
+    try:
+        if tool == "tools/list":
+            # The floor: HTTP, the API-key guard and the MCP layer, without any tool.
+            await session.list_tools(cache_mode="refresh")
+            result = None
+        else:
+            result = await session.call_tool(tool, args)
+    except Exception as exc:  # a transport failure is a failed call, not the end of the run
+        phase.errors += 1
+        phase.first_error = phase.first_error or f"{type(exc).__name__}: {exc}"
+        return None
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    if result is not None and result.is_error:
+        phase.errors += 1
+        text = " ".join(getattr(block, "text", "") for block in result.content)
+        phase.first_error = phase.first_error or text[:300]
+        return None
+    phase.calls += 1
+    phase.latencies_ms.append(elapsed_ms)
+    return elapsed_ms
+
+
+async def run_paired_phase(
+    targets: list[Target],
+    *,
+    tool: str,
+    arguments: list[dict[str, Any]],
+    duration: float,
+    warm: dict[str, Any],
+) -> tuple[list[Phase], list[list[float]]]:
+    """One session per checkout, and every call sent to each checkout in turn, the first one changing from
+    call to call: the machine's drift (other tenants, clock changes) then hits every checkout alike, where
+    phases run one after another can differ by more than the change measured. Runs until the arguments
+    or `duration` per checkout run out. Returns each checkout's phase and, for each checkout after the
+    first, its latency minus the first's for every call both answered."""
+    phases = [Phase(tool=tool, clients=1) for _ in targets]
+    paired: list[list[float]] = [[] for _ in targets[1:]]
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        sessions = [
+            await stack.enter_async_context(
+                mcp_client(
+                    f"{target.server.base}/mcp", key=target.key, client_name=f"bench-{tool}-{i}", timeout=60
+                )
+            )
+            for i, target in enumerate(targets)
+        ]
+        await asyncio.gather(*(session.call_tool("recall", warm) for session in sessions))
+        offsets = [target.server.log_offset() for target in targets]
+        start = loop.time()
+        deadline = start + duration * len(targets)
+        async with asyncio.timeout(duration * len(targets) + 120):
+            for index, args in enumerate(arguments):
+                if loop.time() >= deadline:
+                    break
+                latencies: list[float | None] = [None] * len(targets)
+                for step in range(len(targets)):
+                    position = (index + step) % len(targets)
+                    latencies[position] = await _call(sessions[position], phases[position], tool, args)
+                first = latencies[0]
+                for other, latency in enumerate(latencies[1:]):
+                    if first is not None and latency is not None:
+                        paired[other].append(latency - first)
+        elapsed = loop.time() - start
+        await asyncio.sleep(0.3)  # let the workers write their last access-log lines
+        for phase, target, offset in zip(phases, targets, offsets, strict=True):
+            phase.elapsed_s = elapsed
+            phase.server_ms = target.server.mcp_durations_ms(offset)
+    return phases, paired
 
 
 def median_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -231,15 +286,43 @@ async def drive(targets: list[Target], args: Any, size: int, phases: set[str]) -
     def order(repeat: int) -> list[Target]:
         return targets if repeat % 2 == 0 else targets[::-1]
 
+    def arguments_for(tool: str, repeat: int) -> list[dict[str, Any]]:
+        pool = {"recall": queries, "get_context": tasks}.get(tool, [{}] * len(queries))
+        # Each repeat starts elsewhere in the argument list, so repeats do not replay one another.
+        shift = (repeat * 997) % len(pool)
+        return (pool[shift:] + pool[:shift])[: args.max_calls]
+
+    async def measure_paired(repeat: int, tool: str) -> None:
+        measured, paired = await run_paired_phase(
+            targets, tool=tool, arguments=arguments_for(tool, repeat), duration=args.duration, warm=warm
+        )
+        for index, (target, phase) in enumerate(zip(targets, measured, strict=True)):
+            summary = phase.summary()
+            if index:
+                differences = paired[index - 1]
+                summary["paired_median_diff_ms"] = (
+                    round(statistics.median(differences), 2) if differences else None
+                )
+            runs[str(target.checkout.path)].setdefault(f"{tool}/1", []).append(summary)
+            _print(f"{target.checkout.label:>{width}} ", repeat, args.repeats, summary)
+        for target, differences in zip(targets[1:], paired, strict=True):
+            if differences:
+                print(
+                    f"  {'':>{width}}paired: {target.checkout.label} minus {targets[0].checkout.label}, median "
+                    f"{statistics.median(differences):+.2f} ms over {len(differences)} calls"
+                )
+
     if "reads" in phases:
         for repeat in range(args.repeats):
+            if args.paired and several:
+                for tool, clients in plan:
+                    if clients == 1:
+                        await measure_paired(repeat, tool)
             for target in order(repeat):
                 for tool, clients in plan:
-                    pool = {"recall": queries, "get_context": tasks}.get(tool, [{}] * len(queries))
-                    # Each repeat starts elsewhere in the argument list, so repeats do not replay one another.
-                    shift = (repeat * 997) % len(pool)
-                    arguments = (pool[shift:] + pool[:shift])[: args.max_calls]
-                    await measure(target, repeat, tool, clients, arguments, args.duration)
+                    if args.paired and several and clients == 1:
+                        continue
+                    await measure(target, repeat, tool, clients, arguments_for(tool, repeat), args.duration)
 
     if "remember" in phases:
         for repeat in range(args.repeats):
