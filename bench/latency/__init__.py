@@ -18,8 +18,9 @@ phase goes through every checkout in turn (the order alternating between repeats
 hurts them alike. With --paired, the one-client read phases send every call to each checkout's server in
 turn instead (the first changing from call to call) and report the median per-call difference against the
 first --repo: on a shared machine whose speed drifts within minutes, phases run one after another differ
-by more than a change of a few milliseconds, and paired calls do not. --phases picks what runs: `stages` (the in-process breakdown), `reads` (tools/list,
-recall, get_context), `remember`, `explain`; e.g. remember latency before and after a change:
+by more than a change of a few milliseconds, and paired calls do not. --phases picks what runs: `stages`
+(the in-process breakdown), `reads` (tools/list, recall, get_context), `remember`, `explain`; e.g. remember
+latency before and after a change:
 
     .venv/bin/python -m bench.latency --phases remember --sizes 1000 --remember-count 300 --repeats 3 \
         --repo /tmp/kf-before --repo . --with-worker --json bench/out/remember.json
