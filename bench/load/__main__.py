@@ -13,7 +13,8 @@ by what an operation costs, not only by how many fit in a second. `--compare REP
 from another checkout (its own .venv's Python, its own home) and runs each client count on both, one
 after the other, alternating which goes first: the ratio between them is what a noisy machine cannot
 blur. `--profile DIR` samples each gunicorn worker and the driver with py-spy (requirements-dev.txt) and
-prints the functions where their time goes. The last lines printed are one Markdown table.
+prints the functions where their time goes. The last lines printed are one Markdown table. The servers'
+databases are deleted at the end; their logs stay where the report's `server_logs` says.
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ def verify(home: Path, acked: dict[str, str]) -> dict[str, int]:
 async def run_count(target: Target, clients: int, seconds: float, max_calls: int, run: str) -> Tally:
     tally = Tally()
     deadline = time.monotonic() + seconds
+    if clients > len(target.orders):
+        # An order without an agent would never be done.
+        raise ValueError(f"{clients} clients asked of {len(target.orders)} agents")
     orders = [Order(deadline, max_calls, tally, run) for _ in range(clients)]
     for queue, order in zip(target.orders, orders, strict=False):
         queue.put_nowait(order)
@@ -269,7 +273,8 @@ class Target:
             for n, (key, queue) in enumerate(zip(self.keys, self.orders, strict=True))
         ]
         await run_count(self, len(self.keys), 0, 0, "connect")
-        await run_count(self, 8, 15, 20, "warm-up")
+        # At most one agent per key: a run with fewer agents than the warm-up's 8 used to wait forever.
+        await run_count(self, min(8, len(self.keys)), 15, 20, "warm-up")
 
     async def stop_agents(self) -> None:
         for queue in self.orders:
@@ -475,6 +480,8 @@ def main() -> None:
     finally:
         for target in targets:
             stop_cluster(target.home)
+            # The homes' databases (a few hundred MB a run) go; the server logs beside them stay.
+            shutil.rmtree(target.home, ignore_errors=True)
     print(json.dumps(report))
     if args.profile:
         for path in sorted(Path(args.profile).glob("*.txt")):
