@@ -294,7 +294,7 @@ def retrieve(
     cross_language = config["cross_language"] if multilingual else 0.0
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
-    bridge = config["bridge_weight"] if multilingual and crosslang.reads_question(query) else 0.0
+    bridge = config["bridge_weight"] if multilingual and bridge_possible else 0.0
     if cross_language > 0 or bridge > 0 or learned or options.trace is not None:
         texts = _candidates(list(fused), carried=carried, whole=whole)
         if bridge > 0:

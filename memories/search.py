@@ -395,9 +395,14 @@ def _nearest(
     """
     sql = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
     rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
-    # relaxed_order may return rows slightly out of order; distances are exact, so sort again (equal
-    # distances by id, so that the same memories rank the same whatever order they were written in).
-    return sorted(((row[0], float(row[1])) for row in rows), key=lambda row: (row[1], row[0]))
+    return [(row[0], float(row[1])) for row in _nearest_first(rows, distance=1)]
+
+
+def _nearest_first(rows: list[tuple], *, distance: int) -> list[tuple]:
+    """Rows of a vector search (the memory id first) nearest first. relaxed_order may return them slightly
+    out of order; distances are exact, so sort again (equal distances by id, so that the same memories
+    rank the same whatever order they were written in)."""
+    return sorted(rows, key=lambda row: (float(row[distance]), row[0]))
 
 
 def _nearest_sql(*, vector: Sequence[float], model: str, conditions: str, limit: int) -> str:
@@ -450,11 +455,7 @@ def vector_hits(
         FROM ({nearest}) AS n JOIN memory m ON m.id = n.memory_id
     """
     rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
-    return [
-        Hit(*row[:5])
-        for row in sorted(rows, key=lambda row: (float(row[5]), row[0]))
-        if float(row[5]) <= max_distance
-    ]
+    return [Hit(*row[:5]) for row in _nearest_first(rows, distance=5) if float(row[5]) <= max_distance]
 
 
 def _vector_conditions(

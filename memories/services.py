@@ -504,6 +504,11 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
 # --- forget and the owner's review ----------------------------------------------------------------------
 
 
+def _deletion_record(*, by: str, reason: str | None) -> dict[str, str]:
+    """Who deleted a memory, and why when they said: kept in its attrs."""
+    return {"forgotten_by": by} | ({"forget_reason": reason} if reason else {})
+
+
 def _mark_deleted(*, memory_id: uuid.UUID, record: dict[str, str]) -> bool:
     """Soft-delete a memory not yet deleted, adding `record` to its attrs; whether a row changed."""
     changed = server_bound(
@@ -520,7 +525,7 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     caller.require_write("forget")
     target_id = parse_memory_id(memory_id)
     reason = _clean_reason(reason)
-    record = {"forgotten_by": caller.agent} | ({"forget_reason": reason} if reason else {})
+    record = _deletion_record(by=caller.agent, reason=reason)
     # One statement, atomic by itself: a memory already deleted keeps its first deletion's who and why.
     if not _mark_deleted(memory_id=target_id, record=record):
         exists = Memory.objects.filter(pk=target_id).exists()
@@ -578,9 +583,7 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
                 f"memory {target_id} is {memory.status}, not proposed; use forget to remove it"
             )
         memory.status = Status.DELETED
-        memory.attrs = (
-            (memory.attrs or {}) | {"forgotten_by": actor} | ({"forget_reason": reason} if reason else {})
-        )
+        memory.attrs = (memory.attrs or {}) | _deletion_record(by=actor, reason=reason)
         memory.save(update_fields=["status", "attrs"])
     return memory
 
