@@ -11,10 +11,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
-from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
 from kenfold.backpressure import POOL_SIZE
+from kenfold.db_backend import pool_check
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 from kenfold_common.env import (
     ConfigError,
@@ -39,11 +39,18 @@ def _default_home() -> Path:
 # A connection pool per process (psycopg_pool): MCP requests each run on a thread of their own, so
 # persistent per-thread connections would never be reused; opening a connection per request cost more
 # than the search itself.
-# Connections are checked when taken from the pool (a cheap round trip on the local socket), so a restart of
-# the database costs no failed request; waiting for a connection is capped at 3 s, so a stopped database
+# Connections are checked when taken from the pool (kenfold.db_backend.pool_check: a round trip, unless the
+# connection came back moments ago and its socket shows nothing), so a restart of the database costs no
+# failed request; waiting for a connection is capped at 3 s, so a stopped database
 # fails requests quickly (503) instead of piling them up. The pool is larger than the number of requests
 # kenfold.backpressure lets run at once, so load alone never makes a request wait for a connection.
-_POOL = {"min_size": 1, "max_size": POOL_SIZE, "timeout": 3, "check": ConnectionPool.check_connection}
+_POOL = {
+    "min_size": 1,
+    "max_size": POOL_SIZE,
+    "timeout": 3,
+    "check": pool_check.check_connection,
+    "reset": pool_check.note_returned,
+}
 # While the database is unreachable, psycopg_pool retries with a delay that doubles without a ceiling: after
 # a one-minute outage the server would stay down another minute. Retry every half second instead; an
 # attempt against a down server costs one failed connect.
