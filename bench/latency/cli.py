@@ -94,7 +94,7 @@ def prepare(
         "hnsw_build_s": round(hnsw["seconds"], 1),
         "hnsw_finished": hnsw["finished"],
         # The primary model's index; every model's is in hnsw_models.
-        "hnsw_index": hnsw["index"],
+        "hnsw_indexes": hnsw["indexes"],
         "hnsw_notices": hnsw["notices"],
         "hnsw_models": {
             name: built | {"seconds": round(built["seconds"], 1)} for name, built in hnsw["models"].items()

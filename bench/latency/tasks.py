@@ -81,7 +81,7 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     """Build every loaded model's HNSW index, in order, within payload["timeout_s"] for all of them."""
     from django.db import OperationalError
 
-    from memories.embedding_store import _index_name, ensure_model_index
+    from memories.embedding_store import ensure_model_index
 
     _check_models(payload["models"])
     connection.ensure_connection()
@@ -94,7 +94,7 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
         name, dimensions = model["name"], model["dimensions"]
         entry: dict[str, Any] = {
             "dimensions": dimensions,
-            "index": _index_name(name, dimensions),
+            "indexes": [],
             "seconds": 0.0,
             "started": False,
             "finished": False,
@@ -119,6 +119,7 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
             stopped = True
         entry["seconds"] = time.monotonic() - t0
         entry["notices"] = notices[first:]
+        entry["indexes"] = _hnsw_indexes(connection, name)
     several = len(built) > 1
     primary = payload["models"][0]
     return {
@@ -129,9 +130,21 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
             for name, entry in built.items()
             for notice in entry["notices"]
         ],
-        "index": _index_name(primary["name"], primary["dimensions"]),
+        "indexes": built[primary["name"]]["indexes"],
         "models": built,
     }
+
+
+def _hnsw_indexes(connection: Any, model: str) -> list[str]:
+    """The model's HNSW indexes: one for all its vectors, or one per scope (since memories 0013), whichever
+    the measured checkout builds."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_embedding' "
+            "AND indexdef LIKE '%%USING hnsw%%' AND indexdef LIKE %s ORDER BY indexname",
+            [f"%model = '{model}'%"],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
