@@ -41,13 +41,13 @@ def ensure_scope_index(*, model: str, dimensions: int, scope: str) -> None:
 
     Every vector search reads named scopes (the user's and one project's), and an index over all of a
     model's vectors had to pass over the other scopes' vectors to find enough of these: at 100,000
-    memories a project of 2,000 cost 4-7 ms a search, 3-4 times a large project's (docs/benchmarks.md).
-    Each scope's own graph holds only its vectors. A scope without its index yet (a memory moved into it)
-    is still searched, exactly, through the (model, scope) B-tree.
+    memories a search in a project of 1,400-2,000 memories took up to 6.5 ms, against 1.4 ms in the largest
+    (docs/benchmarks.md). Each scope's own graph holds only its vectors. A scope without its index yet (a
+    memory moved into it) is still searched, exactly, without a graph.
 
     Call it before this transaction writes vector rows: the creation takes the table's SHARE lock until
     the transaction ends, and a transaction that already wrote rows could wait for another that waits for
-    it. Creating the index of a new scope reads the table once; at 100,000 memories about 0.1 s.
+    it. Creating the index of a new scope reads the whole table once, while other writers of vectors wait.
     """
     if (model, dimensions, scope) in _indexed:
         return
