@@ -54,12 +54,16 @@ def ensure_scope_index(*, model: str, dimensions: int, scope: str) -> None:
     name = _index_name(model, dimensions, scope)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", [name])
-        if cursor.fetchone() is None:
-            if connection.in_atomic_block:
+        missing = cursor.fetchone() is None
+    if missing:
+        if connection.in_atomic_block:
+            with connection.cursor() as cursor:
                 # CREATE INDEX refuses to run while deferred foreign-key checks of this transaction are
                 # pending; checking them now is harmless.
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            # Several processes may see a new scope at once; the lock makes the loser find the index made.
+        # Several processes may see a new scope at once; the lock makes the loser find the index made. The
+        # lock and the creation share one transaction: in autocommit the lock would end with its statement.
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [_INDEX_LOCK])
             cursor.execute(
                 f"CREATE INDEX IF NOT EXISTS {name} ON memory_embedding "
