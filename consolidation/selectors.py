@@ -43,10 +43,6 @@ def _vector_dimensions(model: str) -> int | None:
     return row[0] if row else None
 
 
-def _scopes_of(memories: list[UUID]) -> list[str]:
-    return sorted(set(Memory.objects.filter(id__in=memories).values_list("scope", flat=True)))
-
-
 def _pairable(alias: str) -> str:
     """SQL: memory `alias` may be paired: served, settled, neither a session summary nor temporary."""
     return (
@@ -113,28 +109,24 @@ def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID])
     }
     dims = _vector_dimensions(model) if model else None
     if dims:
-        # One part per scope, each naming its scope and the model, with the cast of their HNSW index
-        # (memories.embedding_store.ensure_scope_index): the planner proves the index's predicate from the
-        # statement's text, so each neighbour lookup is an index scan.
+        # The cast matches the model's partial HNSW index (memories.embedding_store), so each
+        # neighbour lookup is an index scan.
         vector = f"embedding::vector({int(dims)})"
-        params["model"] = model
-        for index, scope in enumerate(_scopes_of(candidates)):
-            params[f"scope_{index}"] = scope
-            parts.append(f"""
+        parts.append(f"""
         SELECT least(c.id, n.id), greatest(c.id, n.id), 1 - n.distance, c.id
         FROM memory c
         JOIN memory_embedding ce ON ce.memory_id = c.id AND ce.model = %(model)s
         CROSS JOIN LATERAL (
             SELECT e.memory_id AS id, (e.{vector}) <=> (ce.{vector}) AS distance
             FROM memory_embedding e
-            WHERE e.model = %(model)s AND e.scope = %(scope_{index})s AND {served_sql("e")}
-              AND e.type = c.type AND e.memory_id <> c.id
+            WHERE e.model = %(model)s AND {served_sql("e")} AND e.scope = c.scope AND e.type = c.type
+              AND e.memory_id <> c.id
             ORDER BY (e.{vector}) <=> (ce.{vector})
             LIMIT {NEIGHBOURS}
         ) AS n
         JOIN memory nm ON nm.id = n.id AND nm.created_at <= %(settled)s
-        WHERE c.id = ANY(%(candidates)s) AND c.scope = %(scope_{index})s AND {_pairable("c")}
-          AND n.distance <= %(max_distance)s""")
+        WHERE c.id = ANY(%(candidates)s) AND {_pairable("c")} AND n.distance <= %(max_distance)s""")
+        params["model"] = model
     sql = f"""
         WITH found AS ({" UNION ALL ".join(parts)}),
         pairs AS (

@@ -382,17 +382,18 @@ def trigram_similar(
 
 
 def _nearest(
-    *,
-    vector: Sequence[float],
-    model: str,
-    scopes: Sequence[str],
-    conditions: str,
-    params: dict,
-    limit: int,
+    *, vector: Sequence[float], model: str, conditions: str, params: dict, limit: int
 ) -> list[tuple[UUID, float]]:
-    """Memories nearest to `vector` among vectors of `model` in `scopes` that meet `conditions` (on `e`),
-    with their cosine distances, nearest first. See _nearest_sql."""
-    sql = _nearest_sql(vector=vector, model=model, scopes=scopes, conditions=conditions, limit=limit)
+    """Memories nearest to `vector` among vectors of `model` that meet `conditions` (on `e`), with
+    their cosine distances, nearest first.
+
+    The ORDER BY uses the same `embedding::vector(D)` expression as the model's partial HNSW index, so
+    it is an index scan at any size. The conditions apply after the index returns candidates;
+    `hnsw.iterative_scan`, set for every connection (kenfold.settings), lets the index keep scanning until
+    enough rows pass them. They test the copies of the memory's scope, status, type and expiry that
+    each vector row carries (migration 0008): no lookup in the memory table per candidate.
+    """
+    sql = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
     rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
     return [(row[0], float(row[1])) for row in _nearest_first(rows, distance=1)]
 
@@ -404,36 +405,18 @@ def _nearest_first(rows: list[tuple], *, distance: int) -> list[tuple]:
     return sorted(rows, key=lambda row: (float(row[distance]), row[0]))
 
 
-def _nearest_sql(
-    *, vector: Sequence[float], model: str, scopes: Sequence[str], conditions: str, limit: int
-) -> str:
-    """The `limit` nearest vectors (memory_id, distance) of `model` in `scopes` meeting `conditions`.
-
-    Each scope is searched in its own HNSW index (memories.embedding_store.ensure_scope_index) and the
-    scopes' nearest are merged: the statement names the model and each scope, so the planner can prove
-    each index's predicate (a prepared statement's generic plan sees only what the text shows), and plans
-    for the row count written into it. The conditions apply after an index returns candidates;
-    `hnsw.iterative_scan`, set for every connection (kenfold.settings), lets it keep scanning until enough
-    rows pass them. They test the copies of the memory's status, type and expiry that each vector row
-    carries (migration 0008): no lookup in the memory table per candidate.
-    """
-    if not scopes:
-        return "SELECT NULL::uuid AS memory_id, NULL::float8 AS distance WHERE false"
+def _nearest_sql(*, vector: Sequence[float], model: str, conditions: str, limit: int) -> str:
     dims = len(vector)
     distance = f"(e.embedding::vector({dims})) <=> %(query)b::vector({dims})"
-    parts = [
-        f"""
+    # The model and the limit are written into the statement: a prepared statement's generic plan can use
+    # the model's partial index only if it sees the model's name, and plans for the row count it returns.
+    return f"""
         SELECT e.memory_id, {distance} AS distance
         FROM memory_embedding e
-        WHERE e.model = {sql_literal(model)} AND e.scope = {sql_literal(scope)} AND {conditions}
+        WHERE e.model = {sql_literal(model)} AND {conditions}
         ORDER BY {distance}
-        LIMIT {int(limit)}"""
-        for scope in dict.fromkeys(scopes)
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    union = " UNION ALL ".join(f"({part})" for part in parts)
-    return f"SELECT * FROM ({union}) AS per_scope ORDER BY distance, memory_id LIMIT {int(limit)}"
+        LIMIT {int(limit)}
+    """
 
 
 def vector_search(
@@ -447,10 +430,8 @@ def vector_search(
     max_distance: float,
 ) -> list[tuple[UUID, float]]:
     """Nearest served memories of `scopes`, within `max_distance`, with distances."""
-    conditions, params = _vector_conditions(types=types, now=now)
-    nearest = _nearest(
-        vector=vector, model=model, scopes=scopes, conditions=conditions, params=params, limit=limit
-    )
+    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
+    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
     return [(memory_id, distance) for memory_id, distance in nearest if distance <= max_distance]
 
 
@@ -467,8 +448,8 @@ def vector_hits(
 ) -> list[Hit]:
     """vector_search's memories, nearest first, as Hits (the text cut at `text_chars` characters), read in
     the same statement: the vector rows carry none of it, so the nearest few are joined to their memories."""
-    conditions, params = _vector_conditions(types=types, now=now)
-    nearest = _nearest_sql(vector=vector, model=model, scopes=scopes, conditions=conditions, limit=limit)
+    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
+    nearest = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
     sql = f"""
         SELECT n.memory_id, {_text_sql("m", text_chars)}, m.type, m.created_at, m.code_state, n.distance
         FROM ({nearest}) AS n JOIN memory m ON m.id = n.memory_id
@@ -477,11 +458,13 @@ def vector_hits(
     return [Hit(*row[:5]) for row in _nearest_first(rows, distance=5) if float(row[5]) <= max_distance]
 
 
-def _vector_conditions(*, types: Sequence[str] | None, now: datetime) -> tuple[str, dict]:
-    conditions = served_sql("e")
+def _vector_conditions(
+    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime
+) -> tuple[str, dict]:
+    conditions = f"{served_sql('e')} AND e.scope = ANY(%(scopes)s)"
     if types:
         conditions += " AND e.type = ANY(%(types)s)"
-    return conditions, {"now": now, "types": list(types or [])}
+    return conditions, {"now": now, "scopes": list(scopes), "types": list(types or [])}
 
 
 def graph_neighbors(
@@ -534,12 +517,11 @@ def vector_similar(
 ) -> list[Ranked]:
     """Active memories in `scope` whose vector is within `max_distance` of a new memory's (similar[])."""
     conditions = f"""{served_sql("e")}
+          AND e.scope = %(scope)s
           AND e.type <> 'temporary'
           AND e.memory_id <> %(id)s"""
-    params = {"id": memory_id, "now": now}
-    nearest = _nearest(
-        vector=vector, model=model, scopes=[scope], conditions=conditions, params=params, limit=limit
-    )
+    params = {"scope": scope, "id": memory_id, "now": now}
+    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
     return [
         Ranked(memory_id=mid, score=1.0 - distance) for mid, distance in nearest if distance <= max_distance
     ]
@@ -597,9 +579,11 @@ def live_similar(
         found = [row[0] for row in cursor.fetchall()]
     if vector is not None:
         model, values = vector
-        conditions = "e.status = ANY(%(live)s) AND e.type NOT IN ('temporary', 'episodic')"
+        conditions = (
+            "e.status = ANY(%(live)s) AND e.scope = %(scope)s AND e.type NOT IN ('temporary', 'episodic')"
+        )
         nearest = _nearest(
-            vector=values, model=model, scopes=[scope], conditions=conditions, params={"live": live}, limit=5
+            vector=values, model=model, conditions=conditions, params={"live": live, "scope": scope}, limit=5
         )
         found += [mid for mid, distance in nearest if distance <= max_distance and mid not in found]
     return found

@@ -93,7 +93,7 @@ def prepare(
     result["load"] = load | {
         "hnsw_build_s": round(hnsw["seconds"], 1),
         "hnsw_finished": hnsw["finished"],
-        # The primary model's indexes (one per scope since memories 0013); every model's are in hnsw_models.
+        # The primary model's HNSW indexes; every model's are in hnsw_models.
         "hnsw_indexes": hnsw["indexes"],
         "hnsw_notices": hnsw["notices"],
         "hnsw_models": {

@@ -101,8 +101,8 @@ def load_table(results: list[dict[str, Any]], *, several: bool = False) -> str:
 
 
 def _index_bytes(db: dict[str, Any], built: dict[str, Any]) -> int:
-    """The size of a model's HNSW indexes: a list of names (one per scope since memories 0013), or, in
-    reports written before, the one index's name (`index` per model, `hnsw_index` for the load)."""
+    """The size of a model's HNSW indexes: a list of names, or, in reports written before, the one
+    index's name (`index` per model, `hnsw_index` for the load)."""
     names = (
         built.get("indexes") or built.get("hnsw_indexes") or [built.get("index") or built.get("hnsw_index")]
     )

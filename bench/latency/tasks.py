@@ -136,8 +136,8 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hnsw_indexes(connection: Any, model: str) -> list[str]:
-    """The model's HNSW indexes: one for all its vectors, or one per scope (since memories 0013), whichever
-    the measured checkout builds."""
+    """Every HNSW index whose predicate names the model: one for all its vectors, or several in a checkout
+    that indexes each scope apart (branch per-scope-hnsw), whichever the measured checkout builds."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_embedding' "

@@ -1,8 +1,9 @@
 """The health check of a pooled connection, without a round trip for one that was just in use.
 
 psycopg_pool's own check sends an empty query every time a connection is taken. A recall takes three
-(its request's and one per vector search thread), and on a busy machine each round trip waits for the
-database backend to be scheduled: about a millisecond apiece, on every call.
+(its request's and one per vector search thread), and each round trip waits for the database backend to
+be scheduled on cores the request itself is using: skipping them saved 0.3 ms a recall at 100,000
+memories (docs/benchmarks.md).
 
 A connection given back to the pool a few seconds ago was working then. What could have happened since
 shows on its socket: when the server ends a session (a crash, a restart, `pg_terminate_backend`, an idle
