@@ -3,16 +3,19 @@
 Real threads, each with its own database connection, released together by a barrier.
 """
 
+import uuid
 from collections.abc import Callable
 
 import pytest
+from django.db import connection
 
 from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from kenfold.caller import Caller
 from memories import services
-from memories.models import Memory
+from memories.embedding_store import store_vectors
+from memories.models import Memory, MemoryEmbedding
 from tests.threads import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,3 +125,27 @@ def test_parallel_refs_checks_of_one_memory_leave_its_code_state_right() -> None
         CodeRef.objects.filter(memory_id=memory_id).exclude(symbol="").values_list("state", flat=True)
     ) == {"current"}
     assert Memory.objects.get(pk=memory_id).code_state is None
+
+
+def test_first_vectors_of_a_new_model_written_at_once_all_land_under_one_index() -> None:
+    """Several processes embedding with a model no vector was stored for yet: one creates its HNSW index,
+    the others find it made, and no write fails."""
+    model = f"fake-parallel-{uuid.uuid4().hex[:8]}"
+    contents = [f"Fact {n} about the build pipeline." for n in range(WRITERS)]
+    ids = [
+        services.memory_remember(caller=Caller(agent="claude-code"), content=c, project=REPO).id
+        for c in contents
+    ]
+
+    def write(memory_id: str, content: str, n: int) -> Callable[[], object]:
+        return lambda: store_vectors(model=model, items=[(memory_id, content, [1.0, 0.1 * n, 0.0])])
+
+    results = in_parallel([write(i, c, n) for n, (i, c) in enumerate(zip(ids, contents, strict=True))])
+    assert results == [1] * WRITERS
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_indexes WHERE tablename = 'memory_embedding' AND indexdef LIKE %s",
+            [f"%USING hnsw%{model}%"],
+        )
+        assert cursor.fetchone() == (1,)
+    assert MemoryEmbedding.objects.filter(model=model).count() == WRITERS
