@@ -10,7 +10,9 @@ a 500): `database_unavailable` names those errors for every edge that translates
 
 Reads go first. An agent waits for its recall or get_context before it can go on, while a write's answer
 only confirms it; so a free slot goes to the oldest waiting read, and to a write only when no read waits
-or the write has waited READ_PRIORITY_S (writes are delayed, never starved). A request's body is read
+or the write has waited READ_PRIORITY_S (writes are delayed, never starved). Writes also hold at most
+WRITES_PER_PROCESS of the running slots, so that the reads sharing the cores with them are not slowed by a
+crowd of embeddings and inserts. A request's body is read
 before it waits (that is how the gate tells a read from a write), so a client that sends its body slowly
 waits outside the running slots instead of holding one.
 """
@@ -42,6 +44,13 @@ ACTIVE_PER_PROCESS = max(2, 3 * (os.cpu_count() or 1))
 # extra ones serve what runs outside the gate (dashboard pages, the readiness probe's schema check).
 POOL_SIZE = ACTIVE_PER_PROCESS + 4
 QUEUE_PER_PROCESS = 64
+# At most this many of the running requests are writes. A write costs more CPU than a read (two
+# embeddings, the similar[] lookups, the insert), and under overload writes filled most of the running
+# slots, so every read beside them got a small share of the cores. With half the slots for writes
+# (bench.load, interleaved with the code before, 2026-12-03): recall p95 at 32 agents 253 against 518 ms,
+# at 64 agents 805 against 1,391; remember waits longer; ops/s within the runs' noise; at 16 agents no
+# change (271 against 275 ms). Figures in docs/benchmarks.md.
+WRITES_PER_PROCESS = max(1, ACTIVE_PER_PROCESS // 2)
 QUEUE_WAIT_S = 20.0
 RETRY_AFTER_S = 2
 # How long a write may be passed over by reads before it takes the next free slot anyway.
@@ -106,8 +115,9 @@ class AdmissionGate:
 
     def __init__(self) -> None:
         self._free = ACTIVE_PER_PROCESS
+        self._writes_running = 0
         self._inside = 0  # requests reading their body, waiting or running
-        # (enqueued at, future) per kind; a future's result is a slot handed over by a finishing request.
+        # (enqueued at, future) per kind; a future's result means a slot was handed to it.
         self._reads: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._writes: deque[tuple[float, asyncio.Future[None]]] = deque()
 
@@ -124,9 +134,10 @@ class AdmissionGate:
                 body = await _whole_body(scope, receive, send)
                 if body is None:
                     return
+                write = writes(scope, body)
                 try:
                     async with asyncio.timeout(QUEUE_WAIT_S):
-                        await self._acquire(write=writes(scope, body))
+                        await self._acquire(write=write)
                 except TimeoutError:
                     return await unavailable_response(OVERLOADED)(scope, receive, send)
                 global _running_requests
@@ -135,39 +146,59 @@ class AdmissionGate:
                     await app(scope, replaying(body, receive), send)
                 finally:
                     _running_requests -= 1
-                    self._release()
+                    self._release(write=write)
             finally:
                 self._inside -= 1
 
         return gated
 
     async def _acquire(self, *, write: bool) -> None:
-        if self._free > 0 and not self._reads and not self._writes:
-            self._free -= 1
-            return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (time.monotonic(), waiter)
         queue = self._writes if write else self._reads
         queue.append(entry)
+        self._dispatch()
         try:
             await waiter
         except BaseException:
             if waiter.done() and not waiter.cancelled():
-                self._release()  # handed a slot as it gave up: pass the slot on
+                self._release(write=write)  # handed a slot as it gave up: pass the slot on
             else:
-                queue.remove(entry)
+                with suppress(ValueError):  # already dropped by _dispatch as abandoned
+                    queue.remove(entry)
             raise
 
-    def _release(self) -> None:
-        """Hand the slot to the next waiter (reads first, unless a write has waited too long), or free it."""
-        overdue = bool(self._writes) and time.monotonic() - self._writes[0][0] >= READ_PRIORITY_S
-        for queue in (self._writes, self._reads) if overdue else (self._reads, self._writes):
-            while queue:
-                _enqueued, waiter = queue.popleft()
-                if not waiter.done():
-                    waiter.set_result(None)
-                    return
+    def _release(self, *, write: bool) -> None:
         self._free += 1
+        if write:
+            self._writes_running -= 1
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand the free slots to waiters: reads first, unless a write has waited too long; a write only
+        while fewer than WRITES_PER_PROCESS run."""
+        while self._free > 0:
+            _drop_abandoned(self._reads)
+            _drop_abandoned(self._writes)
+            write_may_run = bool(self._writes) and self._writes_running < WRITES_PER_PROCESS
+            overdue = write_may_run and time.monotonic() - self._writes[0][0] >= READ_PRIORITY_S
+            if self._reads and not overdue:
+                queue, write = self._reads, False
+            elif write_may_run:
+                queue, write = self._writes, True
+            else:
+                return
+            _enqueued, waiter = queue.popleft()
+            self._free -= 1
+            if write:
+                self._writes_running += 1
+            waiter.set_result(None)
+
+
+def _drop_abandoned(queue: deque[tuple[float, asyncio.Future[None]]]) -> None:
+    """Waiters that gave up (cancelled: the client went away or the queue wait ran out) leave the queue."""
+    while queue and queue[0][1].done():
+        queue.popleft()
 
 
 async def _whole_body(scope: Scope, receive: Receive, send: Send) -> bytes | None:

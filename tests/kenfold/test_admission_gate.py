@@ -1,5 +1,5 @@
 """The admission gate's order (kenfold.backpressure): reads before writes, a write passed over no longer than
-READ_PRIORITY_S, and the bound on requests inside. Driven as ASGI, with requests that hold their slot until
+READ_PRIORITY_S, writes' share of the running slots, and the bound on requests inside. Driven as ASGI, with requests that hold their slot until
 the test lets them finish."""
 
 import asyncio
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kenfold import backpressure
-from kenfold.backpressure import ACTIVE_PER_PROCESS, QUEUE_PER_PROCESS, AdmissionGate
+from kenfold.backpressure import ACTIVE_PER_PROCESS, QUEUE_PER_PROCESS, WRITES_PER_PROCESS, AdmissionGate
 from kenfold.mcp.transports import mcp_writes
 
 
@@ -61,26 +61,52 @@ async def _settle() -> None:
 def test_a_free_slot_goes_to_a_waiting_read_before_an_earlier_write() -> None:
     async def scenario() -> list[str]:
         h = Harness()
-        tasks = [asyncio.create_task(h.request(f"busy{n}", "remember")) for n in range(ACTIVE_PER_PROCESS)]
+        busy = [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)]
+        tasks = [
+            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
+            for n, label in enumerate(busy)
+        ]
         await _settle()
         tasks.append(asyncio.create_task(h.request("write", "remember")))
         await _settle()
         tasks.append(asyncio.create_task(h.request("read", "recall")))
         tasks.append(asyncio.create_task(h.request("context", "get_context")))
         await _settle()
-        assert h.started == [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)], "the others wait"
-        h.release["busy0"].set()
-        await _settle()
-        h.release["busy1"].set()
-        await _settle()
-        h.release["busy2"].set()
-        await _settle()
+        assert h.started == busy, "the others wait"
+        # Each release frees a write's slot, so the waiting write could take any of them.
+        for label in busy[:3]:
+            h.release[label].set()
+            await _settle()
         for event in h.release.values():
             event.set()
         await asyncio.gather(*tasks)
         return h.started[ACTIVE_PER_PROCESS:]
 
     assert asyncio.run(scenario()) == ["read", "context", "write"]
+
+
+def test_writes_hold_at_most_their_share_of_the_running_slots() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        writes = [f"write{n}" for n in range(WRITES_PER_PROCESS + 1)]
+        tasks = [asyncio.create_task(h.request(label, "remember")) for label in writes]
+        await _settle()
+        tasks.append(asyncio.create_task(h.request("read", "recall")))
+        await _settle()
+        assert h.started == [*writes[:-1], "read"], "the last write waits though slots are free"
+        h.release["read"].set()
+        await _settle()
+        assert h.started[-1] == "read", "a read's slot does not lift the writes' bound"
+        h.release["write0"].set()
+        await _settle()
+        assert h.started[-1] == writes[-1], "a write that ends lets the next one in"
+        for event in h.release.values():
+            event.set()
+        await asyncio.gather(*tasks)
+        assert set(h.statuses.values()) == {200}
+
+    assert WRITES_PER_PROCESS + 2 <= ACTIVE_PER_PROCESS, "the scenario needs slots left for the read"
+    asyncio.run(scenario())
 
 
 def test_a_write_passed_over_long_enough_goes_before_later_reads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,6 +146,39 @@ def test_beyond_the_running_and_queued_bound_a_request_is_refused_and_the_rest_s
     refused, served = asyncio.run(scenario())
     assert refused == {"one too many": 503}
     assert served == ACTIVE_PER_PROCESS + QUEUE_PER_PROCESS
+
+
+def test_a_request_that_waits_too_long_gets_503_and_gives_back_nothing_it_did_not_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(backpressure, "QUEUE_WAIT_S", 0.05)
+
+    async def scenario() -> None:
+        h = Harness()
+        busy = [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)]
+        tasks = [
+            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
+            for n, label in enumerate(busy)
+        ]
+        await _settle()
+        await asyncio.gather(h.request("late read", "recall"), h.request("late write", "remember"))
+        assert h.statuses == {"late read": 503, "late write": 503}
+        for label in busy:
+            h.release[label].set()
+        await asyncio.gather(*tasks)
+        # Every slot is free again, and the writes' share too: as many requests start at once as at first.
+        again = [f"again{n}" for n in range(ACTIVE_PER_PROCESS)]
+        tasks = [
+            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
+            for n, label in enumerate(again)
+        ]
+        await _settle()
+        assert h.started[-ACTIVE_PER_PROCESS:] == again
+        for label in again:
+            h.release[label].set()
+        await asyncio.gather(*tasks)
+
+    asyncio.run(scenario())
 
 
 def _send_body(gate_app, chunks: list[bytes], headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes, int]:
