@@ -34,6 +34,16 @@ class Harness:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
+    def fill(self, prefix: str) -> tuple[list[str], list[asyncio.Task]]:
+        """Requests for every running slot, writes up to their share and reads after them: their labels
+        and tasks."""
+        labels = [f"{prefix}{n}" for n in range(ACTIVE_PER_PROCESS)]
+        tasks = [
+            asyncio.create_task(self.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
+            for n, label in enumerate(labels)
+        ]
+        return labels, tasks
+
     async def request(self, label: str, tool: str) -> None:
         body = json.loads(_call(tool)) | {"label": label}
         sent = False
@@ -61,11 +71,7 @@ async def _settle() -> None:
 def test_a_free_slot_goes_to_a_waiting_read_before_an_earlier_write() -> None:
     async def scenario() -> list[str]:
         h = Harness()
-        busy = [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)]
-        tasks = [
-            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
-            for n, label in enumerate(busy)
-        ]
+        busy, tasks = h.fill("busy")
         await _settle()
         tasks.append(asyncio.create_task(h.request("write", "remember")))
         await _settle()
@@ -155,11 +161,7 @@ def test_a_request_that_waits_too_long_gets_503_and_gives_back_nothing_it_did_no
 
     async def scenario() -> None:
         h = Harness()
-        busy = [f"busy{n}" for n in range(ACTIVE_PER_PROCESS)]
-        tasks = [
-            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
-            for n, label in enumerate(busy)
-        ]
+        busy, tasks = h.fill("busy")
         await _settle()
         await asyncio.gather(h.request("late read", "recall"), h.request("late write", "remember"))
         assert h.statuses == {"late read": 503, "late write": 503}
@@ -167,11 +169,7 @@ def test_a_request_that_waits_too_long_gets_503_and_gives_back_nothing_it_did_no
             h.release[label].set()
         await asyncio.gather(*tasks)
         # Every slot is free again, and the writes' share too: as many requests start at once as at first.
-        again = [f"again{n}" for n in range(ACTIVE_PER_PROCESS)]
-        tasks = [
-            asyncio.create_task(h.request(label, "remember" if n < WRITES_PER_PROCESS else "recall"))
-            for n, label in enumerate(again)
-        ]
+        again, tasks = h.fill("again")
         await _settle()
         assert h.started[-ACTIVE_PER_PROCESS:] == again
         for label in again:
