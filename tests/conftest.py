@@ -1,7 +1,8 @@
 """Shared fixtures. The suite runs against a throwaway embedded cluster set up by scripts/test.sh."""
 
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,29 @@ def provider_env(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> Callabl
         settings.CHAT = chat_from_env()
 
     return apply
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_left_alone(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """Before pytest-django drops a test database, no other session may still use it. Now and then one
+    did (two full runs in three, 2026-12-03): "database … is being accessed by other users" at teardown,
+    the database left behind. The candidates are the connection pool's background worker, opening a
+    connection as the pool closes, and a server process a test started that is still exiting. So close
+    the pool, give the others a few seconds to leave, then end whatever session is left: the database
+    is about to be dropped."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        connection.close()
+        connection.close_pool()
+        name = connection.settings_dict["NAME"]
+        others = "FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
+        with connection._nodb_cursor() as cursor:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                cursor.execute(f"SELECT count(*) {others}", [name])
+                if cursor.fetchone() == (0,):
+                    return
+                time.sleep(0.1)
+            cursor.execute(f"SELECT pg_terminate_backend(pid) {others}", [name])
