@@ -12,9 +12,9 @@ Reads go first. An agent waits for its recall or get_context before it can go on
 only confirms it; so a free slot goes to the oldest waiting read, and to a write only when no read waits
 or the write has waited READ_PRIORITY_S (writes are delayed, never starved). Writes also hold at most
 WRITES_PER_PROCESS of the running slots, so that the reads sharing the cores with them are not slowed by a
-crowd of embeddings and inserts. A request's body is read
-before it waits (that is how the gate tells a read from a write), so a client that sends its body slowly
-waits outside the running slots instead of holding one.
+crowd of embeddings and inserts. A request's body is read before it waits (that is how the gate tells a
+read from a write), so a client that sends its body slowly waits outside the running slots instead of
+holding one.
 """
 
 import asyncio
