@@ -1,7 +1,5 @@
 from django.conf import settings
-from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
-from django.views.decorators.cache import cache_control
 
 from kenfold import views
 from kenfold.api import api, not_found
@@ -12,7 +10,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     # A handful of small files (API docs, later the dashboard's CSS): served by Django itself, so a
     # single `make run` needs no separate web server.
-    re_path(r"^static/(?P<path>.*)$", cache_control(max_age=3600)(serve), {"insecure": True}),
+    re_path(r"^static/(?P<path>.*)$", views.static_file),
     # Anything else under /api/ answers in the API's own error shape, not with an HTML page.
     re_path(r"^api/(?P<rest>.*)$", not_found),
 ]

@@ -1,11 +1,14 @@
-"""Liveness and readiness, open to any Host and without auth (container health checks use them)."""
+"""Liveness and readiness, open to any Host and without auth (container health checks use them), and
+the few static files Kenfold serves itself."""
 
 import logging
 
 import psycopg
 from django.conf import settings
+from django.contrib.staticfiles.views import serve
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from kenfold.embedded_db import EmbeddedDatabaseError
@@ -64,3 +67,23 @@ def _database_answers() -> bool:
         log.warning("readiness check: the database does not answer", exc_info=True)
         return False
     return True
+
+
+@cache_control(max_age=3600)
+def static_file(request: HttpRequest, path: str) -> HttpResponseBase:
+    """A static file (the API docs' assets, the dashboard's CSS), read whole here.
+
+    staticfiles' `serve` answers with a FileResponse, whose synchronous file iterator Django's ASGI
+    handler can only read whole, in a thread, warning each time. These files are small (3.3 MB at most,
+    a source map of the API docs), so the view, already in its own thread, reads them instead.
+    """
+    response = serve(request, path, insecure=True)
+    if not response.streaming:
+        return response  # 304 Not Modified, or an error page
+    try:
+        whole = HttpResponse(b"".join(response.streaming_content), status=response.status_code)
+        for header, value in response.items():
+            whole[header] = value
+        return whole
+    finally:
+        response.close()

@@ -197,7 +197,7 @@ def test_the_stylesheet_is_served_and_cached_for_an_hour(db: None) -> None:
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/css")
     assert "max-age=3600" in response["Cache-Control"]
-    assert b".top" in b"".join(response.streaming_content)
+    assert b".top" in response.content
 
 
 # --- login -----------------------------------------------------------------------------------------------
