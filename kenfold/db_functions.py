@@ -2,7 +2,6 @@
 the server-bound statements of the hot paths."""
 
 import struct
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from django.db import connection, models
-from psycopg.adapt import Dumper
+from psycopg.adapt import AdaptersMap, Dumper
 from psycopg.pq import Format
 
 
@@ -43,17 +42,12 @@ class _PgVectorDumper(Dumper):
         return struct.pack(">HH", len(values), 0) + values.tobytes()
 
 
-# Connections whose adapters know PgVector. Registered once per connection: registering on each cursor
-# copied the cursor's adapter map every time (0.3 ms of a recall's 8 ms of Python at 100,000 memories,
-# py-spy, 2026-12-03).
-_VECTOR_READY: "weakref.WeakSet[psycopg.Connection]" = weakref.WeakSet()
-
-
-def _with_vector_dumper(conn: psycopg.Connection) -> psycopg.Connection:
-    if conn not in _VECTOR_READY:
-        conn.adapters.register_dumper(PgVector, _PgVectorDumper)
-        _VECTOR_READY.add(conn)
-    return conn
+def register_vector_dumper(adapters: AdaptersMap) -> None:
+    """Let `adapters` send PgVector parameters. Kenfold's database backend calls it on the adapter map
+    every connection it opens copies, so no statement pays for it (registering on each cursor copied the
+    cursor's map every time: 0.3 ms of a recall's 8 ms of Python at 100,000 memories, py-spy,
+    2026-12-03)."""
+    adapters.register_dumper(PgVector, _PgVectorDumper)
 
 
 class _ServerCursor(psycopg.Cursor):
@@ -84,7 +78,7 @@ def server_bound(sql: str, params: Mapping[str, Any] | Sequence[Any], *, prepare
     query. A statement that writes returns its RETURNING rows.
     """
     connection.ensure_connection()
-    raw = _ServerCursor(_with_vector_dumper(connection.connection), prepare=prepare)
+    raw = _ServerCursor(connection.connection, prepare=prepare)
     wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
     with wrap(raw) as cursor:
         cursor.execute(sql, params)

@@ -132,7 +132,7 @@ def _database_from_url(url: str, password: str) -> dict:
         key, _, value = pair.partition("=")
         options[unquote(key)] = unquote(value)
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "kenfold.db_backend",
         "NAME": name,
         "USER": unquote(parts.username or ""),
         "PASSWORD": password or unquote(parts.password or ""),

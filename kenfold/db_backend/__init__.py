@@ -1,1 +1,2 @@
-"""Django database backend for the embedded server: PostgreSQL's, started on first use."""
+"""Django database backend for Kenfold's database: PostgreSQL's, sending vectors in binary, and starting
+the embedded server on first use when there is one."""

@@ -1,6 +1,6 @@
 """The admission gate's order (kenfold.backpressure): reads before writes, a write passed over no longer than
-READ_PRIORITY_S, writes' share of the running slots, and the bound on requests inside. Driven as ASGI, with requests that hold their slot until
-the test lets them finish."""
+READ_PRIORITY_S, writes' share of the running slots, and the bound on requests inside. Driven as ASGI, with
+requests that hold their slot until the test lets them finish."""
 
 import asyncio
 import json
@@ -79,7 +79,8 @@ def test_a_free_slot_goes_to_a_waiting_read_before_an_earlier_write() -> None:
         tasks.append(asyncio.create_task(h.request("context", "get_context")))
         await _settle()
         assert h.started == busy, "the others wait"
-        # Each release frees a write's slot, so the waiting write could take any of them.
+        # Three slots free one after another, each time with the write allowed to run: the reads take the
+        # first two although the write came first.
         for label in busy[:3]:
             h.release[label].set()
             await _settle()
