@@ -16,6 +16,7 @@ from psycopg.errors import QueryCanceled
 from psycopg.types.json import Jsonb
 
 from kenfold.db_functions import PgVector, model_rows, server_bound, sql_literal
+from memories import scope_indexes
 from memories.lexical import build_query, word_term
 from memories.models import NOT_IN_VIEWS, Memory, MemoryType, served_sql
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX, HANDOFF_KIND
@@ -382,19 +383,18 @@ def trigram_similar(
 
 
 def _nearest(
-    *, vector: Sequence[float], model: str, conditions: str, params: dict, limit: int
+    *,
+    vector: Sequence[float],
+    model: str,
+    scopes: Sequence[str],
+    conditions: str,
+    params: dict,
+    limit: int,
 ) -> list[tuple[UUID, float]]:
-    """Memories nearest to `vector` among vectors of `model` that meet `conditions` (on `e`), with
-    their cosine distances, nearest first.
-
-    The ORDER BY uses the same `embedding::vector(D)` expression as the model's partial HNSW index, so
-    it is an index scan at any size. The conditions apply after the index returns candidates;
-    `hnsw.iterative_scan`, set for every connection (kenfold.settings), lets the index keep scanning until
-    enough rows pass them. They test the copies of the memory's scope, status, type and expiry that
-    each vector row carries (migration 0008): no lookup in the memory table per candidate.
-    """
-    sql = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
-    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
+    """Memories nearest to `vector` among vectors of `model` in `scopes` that meet `conditions` (on `e`),
+    with their cosine distances, nearest first. See _nearest_sql."""
+    sql = _nearest_sql(vector=vector, model=model, scopes=scopes, conditions=conditions, limit=limit)
+    rows = server_bound(sql, params | {"scopes": list(scopes), "query": PgVector(vector)}, prepare=True)
     return [(row[0], float(row[1])) for row in _nearest_first(rows, distance=1)]
 
 
@@ -405,18 +405,45 @@ def _nearest_first(rows: list[tuple], *, distance: int) -> list[tuple]:
     return sorted(rows, key=lambda row: (float(row[distance]), row[0]))
 
 
-def _nearest_sql(*, vector: Sequence[float], model: str, conditions: str, limit: int) -> str:
+def _nearest_sql(
+    *, vector: Sequence[float], model: str, scopes: Sequence[str], conditions: str, limit: int
+) -> str:
+    """The `limit` nearest vectors (memory_id, distance) of `model` in `scopes` meeting `conditions`.
+
+    The ORDER BY uses the same `embedding::vector(D)` expression as the HNSW indexes, so it is an index
+    scan at any size. The model and the limit are written into the statement: a prepared statement's
+    generic plan can use a partial index only if it sees the predicate's values, and plans for the row
+    count it returns. When every scope has an HNSW index of its own (memories.scope_indexes), each scope
+    is searched in its own graph, named in its own part, and the parts' nearest are merged; otherwise
+    the model-wide graph is walked with the scopes as a filter. The conditions apply after an index
+    returns candidates; `hnsw.iterative_scan`, set for every connection (kenfold.settings), lets it keep
+    scanning until enough rows pass them. They test the copies of the memory's scope, status, type and
+    expiry that each vector row carries (migration 0008): no lookup in the memory table per candidate.
+    """
     dims = len(vector)
     distance = f"(e.embedding::vector({dims})) <=> %(query)b::vector({dims})"
-    # The model and the limit are written into the statement: a prepared statement's generic plan can use
-    # the model's partial index only if it sees the model's name, and plans for the row count it returns.
-    return f"""
+    unique = list(dict.fromkeys(scopes))
+    if not scope_indexes.covers(model=model, dimensions=dims, scopes=unique):
+        return f"""
         SELECT e.memory_id, {distance} AS distance
         FROM memory_embedding e
-        WHERE e.model = {sql_literal(model)} AND {conditions}
+        WHERE e.model = {sql_literal(model)} AND e.scope = ANY(%(scopes)s) AND {conditions}
         ORDER BY {distance}
         LIMIT {int(limit)}
     """
+    parts = [
+        f"""
+        SELECT e.memory_id, {distance} AS distance
+        FROM memory_embedding e
+        WHERE e.model = {sql_literal(model)} AND e.scope = {sql_literal(scope)} AND {conditions}
+        ORDER BY {distance}
+        LIMIT {int(limit)}"""
+        for scope in unique
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    union = " UNION ALL ".join(f"({part})" for part in parts)
+    return f"SELECT * FROM ({union}) AS per_scope ORDER BY distance, memory_id LIMIT {int(limit)}"
 
 
 def vector_search(
@@ -430,8 +457,10 @@ def vector_search(
     max_distance: float,
 ) -> list[tuple[UUID, float]]:
     """Nearest served memories of `scopes`, within `max_distance`, with distances."""
-    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
-    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
+    conditions, params = _vector_conditions(types=types, now=now)
+    nearest = _nearest(
+        vector=vector, model=model, scopes=scopes, conditions=conditions, params=params, limit=limit
+    )
     return [(memory_id, distance) for memory_id, distance in nearest if distance <= max_distance]
 
 
@@ -448,23 +477,21 @@ def vector_hits(
 ) -> list[Hit]:
     """vector_search's memories, nearest first, as Hits (the text cut at `text_chars` characters), read in
     the same statement: the vector rows carry none of it, so the nearest few are joined to their memories."""
-    conditions, params = _vector_conditions(scopes=scopes, types=types, now=now)
-    nearest = _nearest_sql(vector=vector, model=model, conditions=conditions, limit=limit)
+    conditions, params = _vector_conditions(types=types, now=now)
+    nearest = _nearest_sql(vector=vector, model=model, scopes=scopes, conditions=conditions, limit=limit)
     sql = f"""
         SELECT n.memory_id, {_text_sql("m", text_chars)}, m.type, m.created_at, m.code_state, n.distance
         FROM ({nearest}) AS n JOIN memory m ON m.id = n.memory_id
     """
-    rows = server_bound(sql, params | {"query": PgVector(vector)}, prepare=True)
+    rows = server_bound(sql, params | {"scopes": list(scopes), "query": PgVector(vector)}, prepare=True)
     return [Hit(*row[:5]) for row in _nearest_first(rows, distance=5) if float(row[5]) <= max_distance]
 
 
-def _vector_conditions(
-    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime
-) -> tuple[str, dict]:
-    conditions = f"{served_sql('e')} AND e.scope = ANY(%(scopes)s)"
+def _vector_conditions(*, types: Sequence[str] | None, now: datetime) -> tuple[str, dict]:
+    conditions = served_sql("e")
     if types:
         conditions += " AND e.type = ANY(%(types)s)"
-    return conditions, {"now": now, "scopes": list(scopes), "types": list(types or [])}
+    return conditions, {"now": now, "types": list(types or [])}
 
 
 def graph_neighbors(
@@ -517,11 +544,12 @@ def vector_similar(
 ) -> list[Ranked]:
     """Active memories in `scope` whose vector is within `max_distance` of a new memory's (similar[])."""
     conditions = f"""{served_sql("e")}
-          AND e.scope = %(scope)s
           AND e.type <> 'temporary'
           AND e.memory_id <> %(id)s"""
-    params = {"scope": scope, "id": memory_id, "now": now}
-    nearest = _nearest(vector=vector, model=model, conditions=conditions, params=params, limit=limit)
+    params = {"id": memory_id, "now": now}
+    nearest = _nearest(
+        vector=vector, model=model, scopes=[scope], conditions=conditions, params=params, limit=limit
+    )
     return [
         Ranked(memory_id=mid, score=1.0 - distance) for mid, distance in nearest if distance <= max_distance
     ]
@@ -579,11 +607,9 @@ def live_similar(
         found = [row[0] for row in cursor.fetchall()]
     if vector is not None:
         model, values = vector
-        conditions = (
-            "e.status = ANY(%(live)s) AND e.scope = %(scope)s AND e.type NOT IN ('temporary', 'episodic')"
-        )
+        conditions = "e.status = ANY(%(live)s) AND e.type NOT IN ('temporary', 'episodic')"
         nearest = _nearest(
-            vector=values, model=model, conditions=conditions, params={"live": live, "scope": scope}, limit=5
+            vector=values, model=model, scopes=[scope], conditions=conditions, params={"live": live}, limit=5
         )
         found += [mid for mid, distance in nearest if distance <= max_distance and mid not in found]
     return found

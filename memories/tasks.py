@@ -5,6 +5,7 @@ import logging
 from memories import providers
 from memories.embedding_store import backfill
 from memories.extraction import extraction_run
+from memories.scope_indexes import build_scope_indexes
 
 log = logging.getLogger(__name__)
 
@@ -12,7 +13,8 @@ BACKFILL_TASK = "memories.tasks.embeddings_backfill"
 
 
 def embeddings_backfill() -> str:
-    """Embed every live memory that lacks a current vector of the configured model.
+    """Embed every live memory that lacks a current vector of the configured model, then build the
+    per-scope vector indexes that are missing (memories.scope_indexes).
 
     Scheduled every five minutes and at worker start; a memory whose embedding failed at write time
     (provider down, timeout) or that predates a model switch is picked up here.
@@ -30,6 +32,13 @@ def embeddings_backfill() -> str:
         lines.append(
             f"{embedder.name}: embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
         )
+    # After the vectors are written, so a scope that just grew past the thresholds gets its graph now.
+    indexes = build_scope_indexes()
+    if indexes.busy:
+        lines.append("per-scope vector indexes: another process is building them")
+    else:
+        left = f", {indexes.left} left for the next run" if indexes.left else ""
+        lines.append(f"per-scope vector indexes: built {indexes.built}, {indexes.present} present{left}")
     return "; ".join(lines)
 
 

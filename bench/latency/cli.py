@@ -90,7 +90,14 @@ def prepare(
         print(f"  HNSW index {name} ({built['dimensions']} dims, ensure_model_index) {state}")
     for notice in hnsw["notices"]:
         print(f"    NOTICE {notice}")
+    if hnsw.get("scope_indexes_built"):
+        print(
+            f"  per-scope HNSW indexes: {hnsw['scope_indexes_built']} built in {hnsw['scope_index_seconds']:.0f} s "
+            "(memories.scope_indexes, as the worker builds them)"
+        )
     result["load"] = load | {
+        "scope_index_s": round(hnsw.get("scope_index_seconds", 0.0), 1),
+        "scope_indexes_built": hnsw.get("scope_indexes_built", 0),
         "hnsw_build_s": round(hnsw["seconds"], 1),
         "hnsw_finished": hnsw["finished"],
         # The primary model's HNSW indexes; every model's are in hnsw_models.

@@ -120,9 +120,12 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
         entry["seconds"] = time.monotonic() - t0
         entry["notices"] = notices[first:]
         entry["indexes"] = _hnsw_indexes(connection, name)
+    scope_seconds, scope_built = _scope_indexes(connection, deadline) if not stopped else (0.0, 0)
     several = len(built) > 1
     primary = payload["models"][0]
     return {
+        "scope_index_seconds": scope_seconds,
+        "scope_indexes_built": scope_built,
         "seconds": sum(entry["seconds"] for entry in built.values()),
         "finished": all(entry["finished"] for entry in built.values()),
         "notices": [
@@ -133,6 +136,20 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
         "indexes": built[primary["name"]]["indexes"],
         "models": built,
     }
+
+
+def _scope_indexes(connection: Any, deadline: float) -> tuple[float, int]:
+    """Build the per-scope graphs as the checkout's worker would (memories.scope_indexes; a checkout
+    without them builds none): (seconds, indexes built)."""
+    try:
+        from memories.scope_indexes import build_scope_indexes
+    except ImportError:
+        return 0.0, 0
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 0")
+    t0 = time.monotonic()
+    report = build_scope_indexes(budget_seconds=max(0.0, deadline - time.monotonic()))
+    return time.monotonic() - t0, report.built
 
 
 def _hnsw_indexes(connection: Any, model: str) -> list[str]:

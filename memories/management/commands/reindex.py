@@ -1,4 +1,5 @@
-"""`manage.py reindex [--batch N]`: embed every live memory lacking a current vector, with progress."""
+"""`manage.py reindex [--batch N]`: embed every live memory lacking a current vector, then build the missing
+per-scope vector indexes, with progress."""
 
 import sys
 
@@ -7,10 +8,14 @@ from django.core.management.base import CommandError, CommandParser
 from kenfold.management.base import KenfoldCommand
 from memories import providers
 from memories.embedding_store import DEFAULT_BATCH, backfill
+from memories.scope_indexes import build_scope_indexes
 
 
 class Command(KenfoldCommand):
-    help = "Embed memories that have no vector of the configured model (after a model switch, an outage)."
+    help = (
+        "Embed memories that have no vector of the configured model (after a model switch, an outage), "
+        "then build the per-scope vector indexes the worker would build."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -34,4 +39,16 @@ class Command(KenfoldCommand):
             self.stdout.write(
                 f"Embedded {report.embedded} memories with {embedder.name}; {report.failed} failed "
                 f"(retried at the next backfill), {report.remaining} still without a current vector."
+            )
+        sys.stderr.write("Building per-scope vector indexes (writers are not blocked)...\n")
+        indexes = build_scope_indexes(budget_seconds=float("inf"), progress=progress)
+        sys.stderr.write("\n")
+        if indexes.busy:
+            self.stdout.write(
+                "Per-scope vector indexes: another process is building them; run this again later."
+            )
+        else:
+            self.stdout.write(
+                f"Per-scope vector indexes: built {indexes.built} ({indexes.dropped} left invalid by an "
+                f"interrupted build were rebuilt), {indexes.present} already present."
             )
