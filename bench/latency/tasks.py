@@ -141,10 +141,14 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
 def _scope_indexes(connection: Any, deadline: float) -> tuple[float, int]:
     """Build the per-scope graphs as the checkout's worker would (memories.scope_indexes; a checkout
     without them builds none): (seconds, indexes built)."""
-    try:
-        from memories.scope_indexes import build_scope_indexes
-    except ImportError:
+    import memories
+
+    # Tested by file, not by import: the shared venv's editable install would lend a checkout without the
+    # module another checkout's copy.
+    if not (Path(memories.__path__[0]) / "scope_indexes.py").is_file():
         return 0.0, 0
+    from memories.scope_indexes import build_scope_indexes
+
     with connection.cursor() as cursor:
         cursor.execute("SET statement_timeout = 0")
     t0 = time.monotonic()
