@@ -15,7 +15,8 @@ model-wide graph as before, which stays. A search of one small unindexed scope t
 graph would be far slower than today's walk, which finds the user's scope's rows early.
 
 Correctness never depends on the indexes: the per-scope statement names each scope in its WHERE clause,
-and returns the same rows whichever plan runs it. The indexes only change how fast.
+so whichever plan runs it, it returns memories of those scopes only. An index changes how fast, and, as
+any approximate nearest-neighbour search, which of nearly equal neighbours it finds first.
 """
 
 import hashlib
