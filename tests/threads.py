@@ -1,9 +1,10 @@
 """Running calls at the same moment on real threads, each with its own database connection."""
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from django.db import connection
+from django.db import connection, transaction
 
 
 def in_parallel(calls: list[Callable[[], object]]) -> list[object]:
@@ -26,3 +27,29 @@ def in_parallel(calls: list[Callable[[], object]]) -> list[object]:
     for thread in threads:
         thread.join(timeout=60)
     return results
+
+
+@contextmanager
+def held_open(statement: str) -> Iterator[None]:
+    """`statement` run on another connection, in a transaction held open until the block ends: a writer
+    holding a table, another process holding a lock. Use transaction-level locks: a session-level one
+    would stay with the pooled connection after the block."""
+    holding, release = threading.Event(), threading.Event()
+
+    def run() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(statement)
+                holding.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert holding.wait(30), "the other connection did not run the statement"
+        yield
+    finally:
+        release.set()
+        thread.join(30)

@@ -1,19 +1,17 @@
 """Two owners (the dashboard and the command) applying at the same moment: one wins, the other is told
 why nothing happened, and no memory is retired twice or by a proposal that no longer holds."""
 
-import threading
 from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 
 from consolidation import services
 from consolidation.models import Consolidation
 from kenfold_common.errors import Conflict
 from memories.models import Memory, MemoryEdge
 from tests.consolidation.conftest import SCOPE, ScriptedModel, remember
-from tests.threads import in_parallel
+from tests.threads import held_open, in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,28 +45,10 @@ def test_two_applies_of_one_proposal_apply_it_once() -> None:
 def test_a_second_run_waits_for_no_one_and_judges_nothing(model: ScriptedModel) -> None:
     remember("Deploys go to Fly.io from the main branch.", age=timedelta(days=5))
     remember("Deploys go to Render from the main branch.", age=timedelta(days=2))
-    holding, release = threading.Event(), threading.Event()
-
-    def other_run() -> None:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [services.RUN_LOCK])
-                holding.set()
-                release.wait(30)
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [services.RUN_LOCK])
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=other_run)
-    thread.start()
-    try:
-        assert holding.wait(30)
+    with held_open(f"SELECT pg_advisory_xact_lock(hashtextextended('{services.RUN_LOCK}', 0))"):
         report = services.consolidation_run()
         assert report.skipped.startswith("another consolidation run is in progress")
         assert (report.judged, model.judged) == (0, [])
-    finally:
-        release.set()
-        thread.join(30)
     assert services.consolidation_run().judged == 1
 
 

@@ -1,9 +1,7 @@
 """Per-scope HNSW indexes (memories.scope_indexes): built outside any request without blocking writers,
 searched only when every scope a search reads has a valid one, and never changing what a search finds."""
 
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from io import StringIO
 
 import pytest
@@ -18,6 +16,7 @@ from memories.embedding_store import _index_name as _model_index_name
 from memories.retrieval import SearchOptions
 from memories.scope_indexes import build_scope_indexes, index_name
 from tests.provider_servers import fake_embedding, openai_embeddings, provider_server
+from tests.threads import held_open
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -113,30 +112,6 @@ def plan_of(query: str) -> str:
     return "\n".join(row[0] for row in rows)
 
 
-@contextmanager
-def held(statement: str) -> Iterator[None]:
-    """`statement` run on another connection, inside a transaction that stays open until the block ends."""
-    holding, release = threading.Event(), threading.Event()
-
-    def run() -> None:
-        try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(statement)
-                holding.set()
-                release.wait(30)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
-        assert holding.wait(10)
-        yield
-    finally:
-        release.set()
-        thread.join(10)
-
-
 def test_built_indexes_serve_the_searches_and_find_the_same(store: None) -> None:
     before = {question: (recall(question), vector_ids(question)) for question in QUESTIONS}
     scopes = selectors.read_scopes(REPO)
@@ -178,7 +153,7 @@ def test_an_interrupted_build_is_ignored_then_dropped_and_built_again(store: Non
     """A build cut off (here by a statement timeout while a writer's open transaction holds the table, which
     a concurrent build waits for) leaves an invalid index. Searches ignore it; the next run drops it and
     builds it again."""
-    with held("LOCK TABLE memory_embedding IN ROW EXCLUSIVE MODE"):
+    with held_open("LOCK TABLE memory_embedding IN ROW EXCLUSIVE MODE"):
         with connection.cursor() as cursor:
             cursor.execute("SET statement_timeout = '300ms'")
         try:
@@ -204,8 +179,7 @@ def test_an_interrupted_build_is_ignored_then_dropped_and_built_again(store: Non
 
 
 def test_one_builder_at_a_time(store: None) -> None:
-    # A transaction-level lock: a session-level one would stay with the pooled connection after the test.
-    with held("SELECT pg_advisory_xact_lock(hashtextextended('kenfold.scope_indexes', 0))"):
+    with held_open("SELECT pg_advisory_xact_lock(hashtextextended('kenfold.scope_indexes', 0))"):
         report = build_scope_indexes(min_model_vectors=1)
     assert report.busy and report.built == 0
     assert scope_indexes._catalog_indexes(valid_only=False) == []
