@@ -37,14 +37,16 @@ log = logging.getLogger(__name__)
 # and a small table has few), and a second graph per scope would only double the writes' index work.
 MIN_MODEL_VECTORS = 20_000
 # Per model, the largest scopes first. Every partial index is weighed when a statement on the table is
-# planned (0.28 ms per plan with 200, against 0.03 ms with none; docs/benchmarks.md); recall's searches
-# are prepared, planned once per connection, but writes are not.
+# planned (a primary-key lookup: 0.28 ms with 200 of them, 0.03 ms with none; docs/benchmarks.md); the
+# searches and the vector writes are prepared statements, planned once per connection, other statements
+# are not.
 MAX_SCOPES = 100
 # How long a process trusts its list of valid indexes. A new index is used at most this long after it is
 # ready; a dropped one makes the statement slower, never wrong (see the module's docstring).
 REFRESH_S = 30.0
-# Graph builds get this much memory (the session's setting only): a graph that fits is built in memory,
-# several times faster than one that spills.
+# Graph builds get this much memory (the session's setting only): a graph that does not fit is built on
+# disk, which pgvector warns "will take significantly more time". The largest scope of the 100,000-memory
+# benchmark (18,275 vectors of 512 dimensions, about 2.6 kB each in the graph) needs about a fifth of it.
 BUILD_MAINTENANCE_WORK_MEM = "256MB"
 # No build starts after this long in one run: the worker's job times out at 600 s (Q_CLUSTER), and a
 # build it cut off would be left invalid. The next run goes on where this one stopped.
@@ -123,7 +125,8 @@ def build_scope_indexes(
     progress: Callable[[int, int], None] | None = None,
 ) -> BuildReport:
     """Build the missing per-scope HNSW indexes of every model with at least `min_model_vectors` vectors
-    (default MIN_MODEL_VECTORS), for its `max_scopes` largest scopes, without blocking writers (CREATE INDEX CONCURRENTLY).
+    (default MIN_MODEL_VECTORS), for its `max_scopes` largest scopes, without blocking writers (CREATE
+    INDEX CONCURRENTLY).
 
     No build starts after `budget_seconds`: the worker's job has a timeout, and a build cut off by it
     leaves an invalid index. One builder at a time: a second caller returns at once with `busy`. An
