@@ -5,6 +5,7 @@ the repository root on sys.path). `repo` is the checkout whose code a child runs
 the benchmark passes another to measure older code with the same driver.
 """
 
+import atexit
 import os
 import signal
 import socket
@@ -76,6 +77,17 @@ class Running:
         return self.log_path.read_text(errors="replace")
 
 
+# Logs `running` made up itself: callers read them after the server stopped (its last lines), so they are
+# removed when this process ends, not when the server does; before, every test run left them in /tmp.
+_temporary_logs: list[Path] = []
+
+
+@atexit.register
+def _remove_temporary_logs() -> None:
+    for path in _temporary_logs:
+        path.unlink(missing_ok=True)
+
+
 @contextmanager
 def running(
     argv: list[str],
@@ -94,6 +106,7 @@ def running(
     if log_path is None:
         with tempfile.NamedTemporaryFile(prefix="kenfold-server-", suffix=".log", delete=False) as handle:
             log_path = Path(handle.name)
+        _temporary_logs.append(log_path)
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, text=True, start_new_session=True
