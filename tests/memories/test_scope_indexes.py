@@ -1,5 +1,6 @@
 """Per-scope HNSW indexes (memories.scope_indexes): built outside any request without blocking writers,
-searched only when every scope a search reads has a valid one, and never changing what a search finds."""
+searched only when every scope a search reads has a valid one, and finding what the model-wide graph
+finds (on a store this small both searches are exact)."""
 
 from collections.abc import Callable, Iterator
 from io import StringIO
