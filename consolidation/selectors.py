@@ -10,6 +10,7 @@ from django.db.models import Count
 
 from consolidation.models import Consolidation, Kind, ProposalStatus
 from kenfold_common.errors import InvalidInput
+from memories.embedding_store import stored_dimensions
 from memories.models import Memory, served_sql
 
 SETTLE = timedelta(hours=1)  # a memory written within the hour may still be superseded by its author
@@ -32,15 +33,6 @@ class Pair:
     newer: Memory
     score: float
     found_by: frozenset[UUID]
-
-
-def _vector_dimensions(model: str) -> int | None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT vector_dims(embedding) FROM memory_embedding WHERE model = %s LIMIT 1", [model]
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def _pairable(alias: str) -> str:
@@ -107,7 +99,7 @@ def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID])
         "max_distance": PAIR_MAX_DISTANCE,
         "candidates": list(candidates),
     }
-    dims = _vector_dimensions(model) if model else None
+    dims = stored_dimensions(model) if model else None
     if dims:
         # The cast matches the model's partial HNSW index (memories.embedding_store), so each
         # neighbour lookup is an index scan.

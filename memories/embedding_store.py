@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
-from kenfold.db_functions import PgVector, server_bound
+from kenfold.db_functions import PgVector, server_bound, sql_literal
 from memories.embeddings import Embedder, EmbeddingError
 from memories.models import LIVE_STATUSES, Memory, MemoryEmbedding
 
@@ -26,15 +26,39 @@ DEFAULT_BATCH = 64
 _indexed: set[tuple[str, int]] = set()
 
 
-def _index_name(model: str, dimensions: int) -> str:
-    return f"memory_embedding_hnsw_{hashlib.md5(model.encode()).hexdigest()[:12]}_{dimensions}"
+# Every HNSW index on memory_embedding is named from this prefix (model-wide ones, and the per-scope ones
+# of memories.scope_indexes after them).
+HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
+
+
+def model_index_name(model: str, dimensions: int) -> str:
+    return f"{HNSW_INDEX_PREFIX}{hashlib.md5(model.encode()).hexdigest()[:12]}_{dimensions}"
+
+
+def hnsw_index_sql(*, name: str, dimensions: int, predicate: str, concurrently: bool = False) -> str:
+    """CREATE INDEX for an HNSW graph of the vectors meeting `predicate` (SQL). Its expression,
+    `embedding::vector(D)`, is the one memories.search orders by: any other and no search could use it."""
+    return (
+        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {name} ON memory_embedding "
+        f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) WHERE {predicate}"
+    )
+
+
+def stored_dimensions(model: str) -> int | None:
+    """The dimensions of the model's stored vectors, or None when it has none."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT vector_dims(embedding) FROM memory_embedding WHERE model = %s LIMIT 1", [model]
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def ensure_model_index(*, model: str, dimensions: int) -> None:
     """Create the model's partial HNSW index the first time the model is used (once per process)."""
     if (model, dimensions) in _indexed:
         return
-    name = _index_name(model, dimensions)
+    name = model_index_name(model, dimensions)
     if connection.in_atomic_block:
         with connection.cursor() as cursor:
             # CREATE INDEX refuses to run while deferred foreign-key checks of this transaction are
@@ -45,9 +69,7 @@ def ensure_model_index(*, model: str, dimensions: int) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [name])
         cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON memory_embedding "
-            f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) WHERE model = %s",
-            [model],
+            hnsw_index_sql(name=name, dimensions=dimensions, predicate=f"model = {sql_literal(model)}")
         )
     _indexed.add((model, dimensions))
 

@@ -30,6 +30,7 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
 from kenfold.db_functions import sql_literal
+from memories.embedding_store import HNSW_INDEX_PREFIX, hnsw_index_sql, model_index_name, stored_dimensions
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,6 @@ BUILD_MAINTENANCE_WORK_MEM = "256MB"
 # No build starts after this long in one run: the worker's job times out at 600 s (Q_CLUSTER), and a
 # build it cut off would be left invalid. The next run goes on where this one stopped.
 BUILD_BUDGET_S = 240.0
-_NAME_PREFIX = "memory_embedding_hnsw_"
 _LOCK_KEY = "kenfold.scope_indexes"
 
 _valid: frozenset[str] = frozenset()
@@ -62,9 +62,8 @@ _valid_lock = threading.Lock()
 def index_name(*, model: str, dimensions: int, scope: str) -> str:
     """The per-scope index's name: deterministic, so a search can tell whether its scopes have one, and
     under PostgreSQL's 63-byte limit whatever the scope (md5 prefixes of the model and the scope)."""
-    model_hash = hashlib.md5(model.encode()).hexdigest()[:12]
     scope_hash = hashlib.md5(scope.encode()).hexdigest()[:16]
-    return f"{_NAME_PREFIX}{model_hash}_{int(dimensions)}_s{scope_hash}"
+    return f"{model_index_name(model, int(dimensions))}_s{scope_hash}"
 
 
 def covers(*, model: str, dimensions: int, scopes: Sequence[str]) -> bool:
@@ -103,7 +102,7 @@ def _catalog_indexes(*, valid_only: bool) -> list[str]:
             WHERE i.indrelid = 'memory_embedding'::regclass AND c.relname LIKE %s
               AND (NOT %s OR (i.indisvalid AND i.indisready))
             """,
-            [_NAME_PREFIX + "%\\_s%", valid_only],
+            [HNSW_INDEX_PREFIX + "%\\_s%", valid_only],
         )
         return [row[0] for row in cursor.fetchall()]
 
@@ -168,10 +167,9 @@ def _wanted(*, min_model_vectors: int, max_scopes: int) -> list[tuple[str, int, 
         for model, vectors in cursor.fetchall():
             if vectors < min_model_vectors:
                 continue
-            cursor.execute(
-                "SELECT vector_dims(embedding) FROM memory_embedding WHERE model = %s LIMIT 1", [model]
-            )
-            dimensions = cursor.fetchone()[0]
+            dimensions = stored_dimensions(model)
+            if dimensions is None:  # its vectors were deleted since the count
+                continue
             cursor.execute(
                 "SELECT scope FROM memory_embedding WHERE model = %s GROUP BY scope "
                 "ORDER BY count(*) DESC, scope LIMIT %s",
@@ -203,10 +201,9 @@ def _build(
                 cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                 dropped += 1
             started = time.monotonic()
+            predicate = f"model = {sql_literal(model)} AND scope = {sql_literal(scope)}"
             cursor.execute(
-                f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memory_embedding "
-                f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) "
-                f"WHERE model = {sql_literal(model)} AND scope = {sql_literal(scope)}"
+                hnsw_index_sql(name=name, dimensions=dimensions, predicate=predicate, concurrently=True)
             )
             built += 1
             log.debug(

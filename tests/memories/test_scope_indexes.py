@@ -13,7 +13,7 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import PgVector, server_bound
 from memories import scope_indexes, search, selectors, services, tasks
-from memories.embedding_store import _index_name as _model_index_name
+from memories.embedding_store import model_index_name, stored_dimensions
 from memories.retrieval import SearchOptions
 from memories.scope_indexes import build_scope_indexes, index_name
 from tests.provider_servers import fake_embedding, openai_embeddings, provider_server
@@ -82,11 +82,9 @@ def vector_ids(query: str) -> list[str]:
 
 
 def dimensions() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT vector_dims(embedding) FROM memory_embedding WHERE model = %s LIMIT 1", [MODEL]
-        )
-        return cursor.fetchone()[0]
+    found = stored_dimensions(MODEL)
+    assert found is not None
+    return found
 
 
 def name_of(scope: str) -> str:
@@ -105,7 +103,7 @@ def plan_of(query: str) -> str:
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
-            cursor.execute(f"DROP INDEX IF EXISTS {_model_index_name(MODEL, dimensions())}")
+            cursor.execute(f"DROP INDEX IF EXISTS {model_index_name(MODEL, dimensions())}")
         rows = server_bound(
             "EXPLAIN " + sql, params | {"scopes": scopes, "query": PgVector(vector)}, prepare=False
         )
