@@ -332,7 +332,17 @@ def trigram_similar(
     Best effort within `time_budget_ms`: the trigram index looks up every trigram of the new memory, and
     in a big scope whose memories share much vocabulary that took 670 ms at a million memories. Past the
     budget the lookup is abandoned and returns nothing (the vector candidates remain).
+
+    Planned for its values, never prepared: which path is cheaper depends on the scope's size and on how
+    common the new memory's trigrams are. A small scope is read through its btree index and each of its
+    rows compared; a big one goes through the trigram index. The generic plan a prepared statement settles
+    on cannot tell the two apart. It took the trigram index for every scope, so remember compared the new
+    memory with every memory of every scope that shared its vocabulary: under load on a store of 1,900
+    memories, 21-28 ms a statement against 10 ms planned per call (bench/load, 2026-12-03).
     """
+    # No `similarity(...) >= threshold` beside `%`: with pg_trgm.similarity_threshold set to the threshold
+    # (below), `%` is that same comparison, and each extra similarity() call re-derives both texts'
+    # trigrams.
     sql = f"""
         SELECT m.id, similarity(m.content, %(content)s) AS sim
         FROM memory m
@@ -341,7 +351,6 @@ def trigram_similar(
           AND m.type <> 'temporary'
           AND m.id <> %(id)s
           AND m.content %% %(content)s
-          AND similarity(m.content, %(content)s) >= %(threshold)s
         ORDER BY sim DESC, m.created_at DESC
         LIMIT %(limit)s
     """
@@ -350,15 +359,14 @@ def trigram_similar(
         "scope": scope,
         "id": memory_id,
         "now": now,
-        "threshold": threshold,
         "limit": limit,
     }
     try:
         # A transaction (a savepoint inside the caller's) scopes the timeout; a cancelled statement rolls
         # the savepoint back, and with it the setting.
         with transaction.atomic(), connection.cursor() as cursor:
-            # `%` matches at pg_trgm.similarity_threshold (0.3 by default); at the threshold asked for, the
-            # trigram index itself drops the weaker matches instead of handing them to the similarity
+            # `%` matches at pg_trgm.similarity_threshold (0.3 by default); set to the threshold asked for,
+            # the trigram index itself drops the weaker matches instead of handing them to a similarity
             # filter: the same rows, in about two thirds of the time at 100,000 memories (2026-12-02).
             cursor.execute(
                 "SELECT current_setting('statement_timeout'), set_config('statement_timeout', %s, true), "
@@ -367,7 +375,7 @@ def trigram_similar(
                 [f"{int(time_budget_ms)}ms", PG_TRGM_DEFAULT_THRESHOLD, str(threshold)],
             )
             previous_timeout, _, previous_threshold, _ = cursor.fetchone()
-            rows = server_bound(sql, params, prepare=True)
+            rows = server_bound(sql, params, prepare=False)
             # Inside a caller's transaction the savepoint's release would keep both settings: restore.
             cursor.execute(
                 "SELECT set_config('statement_timeout', %s, true), "
