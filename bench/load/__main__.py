@@ -1,9 +1,10 @@
-"""`python -m bench.load [--clients 8,16,32,64] [--seconds 40] [--workers 2] [--compare REPO] [--profile DIR]`
+"""`python -m bench.load [--clients 8,16,32,64] [--seconds 40] [--workers 2] [--compare REPO] [--profile DIR] [--back]`
 
 Each simulated agent is the MCP SDK's client over HTTP with an API key of its own, calling the six tools in
 a realistic mix (reads first, then writes, a few handoffs and forgets) for a bounded time and at most
 --max-calls calls, on one server started with `manage.py serve --migrate` (durable, default local
-embeddings) and kept across the client counts, so later counts run on more data. Reports ops/s, p50/p95
+embeddings) and kept across the client counts, so later counts run on more data (`--back` runs them
+there and back, so every count meets the same store size on average). Reports ops/s, p50/p95
 per tool, HTTP 5xx (and whether each had Retry-After), tool errors ("internal error" ones apart), and then
 checks the database: every acknowledged remember and handoff is stored exactly once.
 
@@ -417,10 +418,35 @@ def table(runs: list[dict]) -> list[str]:
     return lines
 
 
+def sequence(counts: list[int], *, back: bool) -> list[int]:
+    """The order the counts run in: as given, then (with `back`) again in reverse, so that each count's two
+    runs sit on average at the same point of the store's growth (8,16,32,64,64,32,16,8)."""
+    return counts + counts[::-1] if back else list(counts)
+
+
+def means(runs: list[dict]) -> list[str]:
+    """Each count's ops/s averaged over its runs, and the 32-client share of the best count (issue 14's
+    "no collapse" test), per server."""
+    lines = []
+    for server in dict.fromkeys(run["server"] for run in runs):
+        by_count: dict[int, list[float]] = defaultdict(list)
+        for run in runs:
+            if run["server"] == server:
+                by_count[run["clients"]].append(run["ops_per_s"])
+        mean = {clients: sum(v) / len(v) for clients, v in sorted(by_count.items())}
+        text = ", ".join(f"{clients}: {value:.1f}" for clients, value in mean.items())
+        best = max(mean.values())
+        share = f"; 32 clients at {100 * mean[32] / best:.0f} % of the best" if 32 in mean else ""
+        lines.append(
+            f"{server}: mean ops/s per client count over {max(map(len, by_count.values()))} run(s): {text}{share}"
+        )
+    return lines
+
+
 async def exercise(targets: list[Target], counts: list[int], args: argparse.Namespace, report: dict) -> None:
     for target in targets:
         await target.start_agents()
-    for index, clients in enumerate(counts):
+    for index, clients in enumerate(sequence(counts, back=args.back)):
         # Alternate which server goes first, so neither always meets the same neighbours' load.
         for target in targets if index % 2 == 0 else targets[::-1]:
             run = await measure(target, clients, args, round_=index)
@@ -442,6 +468,12 @@ def main() -> None:
         help="another checkout (with its own .venv) to run interleaved with this one",
     )
     parser.add_argument("--profile", metavar="DIR", help="sample workers and driver with py-spy into DIR")
+    parser.add_argument(
+        "--back",
+        action="store_true",
+        help="run the counts again in reverse order and report each count's mean over its two runs: the "
+        "store grows during a run, which makes later counts dearer, and there and back cancels that",
+    )
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="kenfold-load-"))
@@ -488,6 +520,7 @@ def main() -> None:
             print("\n".join(profile_summary(path)))
     print(f"\nload average at start {report['load_average_at_start']}, {report['date']}")
     print("\n".join(table(sorted(report["runs"], key=lambda r: (r["clients"], r["server"] != "this")))))
+    print("\n" + "\n".join(means(report["runs"])))
 
 
 if __name__ == "__main__":
