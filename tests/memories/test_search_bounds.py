@@ -146,3 +146,34 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
     with connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == before
+
+
+@pytest.mark.django_db
+def test_trigram_similar_matches_at_the_threshold_asked_for_whatever_the_sessions() -> None:
+    # The lookup tests `%` alone: it must stand for similarity >= the threshold given, not the session's.
+    stored = add("The payments service retries webhooks three times.")
+    content = "The payments service retries webhooks five times, then alerts."
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT similarity(%s, %s)", [stored.content, content])
+        similarity = cursor.fetchone()[0]
+    assert 0.3 < similarity < 0.9
+
+    def found(threshold: float) -> list:
+        hits = search.trigram_similar(
+            memory_id=add("unrelated").id,
+            content=content,
+            scope=SCOPE,
+            now=clock.now(),
+            threshold=threshold,
+            limit=5,
+        )
+        return [(hit.memory_id, round(hit.score, 4)) for hit in hits]
+
+    for session_threshold in ("0.1", "0.95"):
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [session_threshold]
+                )
+            assert found(similarity - 0.01) == [(stored.id, round(similarity, 4))]
+            assert found(similarity + 0.01) == []
