@@ -1,4 +1,5 @@
-"""`python -m bench.load [--clients 8,16,32,64] [--seconds 40] [--workers 2] [--compare REPO] [--profile DIR] [--back]`
+"""`python -m bench.load [--clients 8,16,32,64] [--seconds 40] [--workers 2] [--compare REPO] [--profile DIR] [--back]
+[--statements N]`
 
 Each simulated agent is the MCP SDK's client over HTTP with an API key of its own, calling the six tools in
 a realistic mix (reads first, then writes, a few handoffs and forgets) for a bounded time and at most
@@ -14,8 +15,9 @@ by what an operation costs, not only by how many fit in a second. `--compare REP
 from another checkout (its own .venv's Python, its own home) and runs each client count on both, one
 after the other, alternating which goes first: the ratio between them is what a noisy machine cannot
 blur. `--profile DIR` samples each gunicorn worker and the driver with py-spy (requirements-dev.txt) and
-prints the functions where their time goes. The last lines printed are one Markdown table. The servers'
-databases are deleted at the end; their logs stay where the report's `server_logs` says.
+prints the functions where their time goes; `--statements N` preloads pg_stat_statements in the servers
+and prints each count's N statements with the most time. The table comes last, then each count's mean.
+The servers' databases are deleted at the end; their logs stay where the report's `server_logs` says.
 """
 
 from __future__ import annotations
@@ -256,7 +258,9 @@ class Target:
             raise RuntimeError(f"{self.label}: manage.py {args[0]} failed:\n{result.stdout}\n{result.stderr}")
         return result.stdout
 
-    def prepare(self, agents: int) -> None:
+    def prepare(self, agents: int, *, statements: bool = False) -> None:
+        if statements:
+            self.track_statements()
         self.manage("migrate", "--verbosity", "0")
         # One process creates every agent's key (a manage.py per key would take minutes).
         script = (
@@ -264,6 +268,50 @@ class Target:
             f"print(json.dumps([api_key_create(agent=f'bench-{{n}}')[1] for n in range({agents})]))"
         )
         self.keys = json.loads(self.manage("shell", "-c", script).strip().splitlines()[-1])
+
+    def track_statements(self) -> None:
+        """pg_stat_statements in this home's server (the embedded build ships it; it must be preloaded,
+        so the server starts once, gets the setting in postgresql.conf, the owner's file, and restarts)."""
+        self.manage("db", "start")
+        cluster = EmbeddedCluster(home=self.home)
+        with open(cluster.pgdata / "postgresql.conf", "a") as conf:
+            conf.write("\n# bench.load --statements\nshared_preload_libraries = 'pg_stat_statements'\n")
+        self.manage("db", "stop")
+        self.manage("db", "start")
+        with self.superuser() as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def memory_rows(self) -> int:
+        with self.superuser() as conn:
+            return conn.execute("SELECT count(*) FROM memory").fetchone()[0]
+
+    def superuser(self) -> psycopg.Connection:
+        cluster = EmbeddedCluster(home=self.home)
+        return psycopg.connect(**cluster.superuser_conninfo(cluster.database), autocommit=True)
+
+    def reset_statements(self) -> None:
+        with self.superuser() as conn:
+            conn.execute("SELECT pg_stat_statements_reset()")
+
+    def top_statements(self, count: int, calls: int) -> list[dict]:
+        """The statements with the most execution time since the last reset (wall time inside the server,
+        so waiting for a core counts too), per operation of the driver."""
+        with self.superuser() as conn:
+            rows = conn.execute(
+                """SELECT calls, total_exec_time, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
+                   FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = %s)
+                   ORDER BY total_exec_time DESC LIMIT %s""",
+                [EmbeddedCluster.database, count],
+            ).fetchall()
+        return [
+            {
+                "calls": n,
+                "ms_per_op": round(total / max(calls, 1), 2),
+                "mean_ms": round(mean, 2),
+                "statement": text[:100],
+            }
+            for n, total, mean, text in rows
+        ]
 
     async def start_agents(self) -> None:
         """An agent per key, each with its session open, then the warm-up (the first embedding loads the
@@ -367,6 +415,9 @@ async def measure(target: Target, clients: int, args: argparse.Namespace, *, rou
     profilers = []
     if args.profile:
         profilers = start_profilers(target, Path(args.profile), f"{target.label}-c{clients}", args.seconds)
+    if args.statements:
+        target.reset_statements()
+        rows = await asyncio.to_thread(target.memory_rows)
     before = target.cpu()
     started = time.monotonic()
     # The round is part of every written text: a count given twice (--clients 16,16) must not write what
@@ -377,7 +428,12 @@ async def measure(target: Target, clients: int, args: argparse.Namespace, *, rou
     for profiler in profilers:
         profiler.wait(timeout=60)
     calls = max(tally.calls, 1)
-    return {
+    extra = (
+        {"memories_at_start": rows, "statements": target.top_statements(args.statements, calls)}
+        if args.statements
+        else {}
+    )
+    return extra | {
         "server": target.label,
         "clients": clients,
         "seconds": round(wall, 1),
@@ -469,6 +525,14 @@ def main() -> None:
     )
     parser.add_argument("--profile", metavar="DIR", help="sample workers and driver with py-spy into DIR")
     parser.add_argument(
+        "--statements",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with pg_stat_statements preloaded in the servers, report each count's N statements with the "
+        "most execution time, per operation",
+    )
+    parser.add_argument(
         "--back",
         action="store_true",
         help="run the counts again in reverse order and report each count's mean over its two runs: the "
@@ -493,7 +557,7 @@ def main() -> None:
     try:
         with ExitStack() as stack:
             for target in targets:
-                target.prepare(max(counts))
+                target.prepare(max(counts), statements=bool(args.statements))
                 target.server = stack.enter_context(
                     running(
                         [target.python, "manage.py", "serve", "--migrate"],
@@ -521,6 +585,14 @@ def main() -> None:
     print(f"\nload average at start {report['load_average_at_start']}, {report['date']}")
     print("\n".join(table(sorted(report["runs"], key=lambda r: (r["clients"], r["server"] != "this")))))
     print("\n" + "\n".join(means(report["runs"])))
+    for run in report["runs"] if args.statements else []:
+        print(
+            f"\n{run['server']}, {run['clients']} clients, {run['memories_at_start']} memories at the start:"
+        )
+        for row in run["statements"]:
+            print(
+                f"  {row['ms_per_op']:6.2f} ms/op  {row['mean_ms']:6.2f} ms x {row['calls']:5}  {row['statement']}"
+            )
 
 
 if __name__ == "__main__":
