@@ -337,8 +337,9 @@ def trigram_similar(
     common the new memory's trigrams are. A small scope is read through its btree index and each of its
     rows compared; a big one goes through the trigram index. The generic plan a prepared statement settles
     on cannot tell the two apart. It took the trigram index for every scope, so remember compared the new
-    memory with every memory of every scope that shared its vocabulary: under load on a store of 1,900
-    memories, 21-28 ms a statement against 10 ms planned per call (bench/load, 2026-12-03).
+    memory with every memory of every scope that shared its vocabulary: under load (bench/load, 16
+    clients, 2026-12-03), 12 and 21 ms a statement at 600 and 1,000 memories, against 6 and 10 ms
+    planned per call.
     """
     # No `similarity(...) >= threshold` beside `%`: with pg_trgm.similarity_threshold set to the threshold
     # (below), `%` is that same comparison, and each extra similarity() call re-derives both texts'
