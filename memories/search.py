@@ -335,11 +335,12 @@ def trigram_similar(
 
     Planned for its values, never prepared: which path is cheaper depends on the scope's size and on how
     common the new memory's trigrams are. A small scope is read through its btree index and each of its
-    rows compared; a big one goes through the trigram index. A prepared statement's generic plan, made
-    while the table was small, was a sequential scan that tests `%` before the scope, so every memory of
-    every scope was compared, and it stayed cached until the table was next analyzed: under load
-    (bench/load, 16 clients, 2026-12-03), 12 and 21 ms a statement at 600 and 1,000 memories, against 6
-    and 10 ms planned per call.
+    rows compared; for a big scope whose words are rare the trigram index is the cheaper way, and the
+    planner can take it when it sees the values. A prepared statement's generic plan, made while the
+    table was small, was a sequential scan that tests `%` before the scope, so every memory of every
+    scope was compared, and it stayed cached until the table was next analyzed: under load (bench/load,
+    16 clients, 2026-12-03), 12 and 21 ms a statement at 600 and 1,000 memories, against 6 and 10 ms
+    planned per call.
     """
     # No `similarity(...) >= threshold` beside `%`: with pg_trgm.similarity_threshold set to the threshold
     # (below), `%` is that same comparison, and each extra similarity() call re-derives both texts'
