@@ -342,9 +342,6 @@ def trigram_similar(
     16 clients, 2026-12-03), 12 and 21 ms a statement at 600 and 1,000 memories, against 6 and 10 ms
     planned per call.
     """
-    # No `similarity(...) >= threshold` beside `%`: with pg_trgm.similarity_threshold set to the threshold
-    # (below), `%` is that same comparison, and each extra similarity() call re-derives both texts'
-    # trigrams.
     sql = f"""
         SELECT m.id, similarity(m.content, %(content)s) AS sim
         FROM memory m
@@ -370,6 +367,8 @@ def trigram_similar(
             # `%` matches at pg_trgm.similarity_threshold (0.3 by default); set to the threshold asked for,
             # the trigram index itself drops the weaker matches instead of handing them to a similarity
             # filter: the same rows, in about two thirds of the time at 100,000 memories (2026-12-02).
+            # `%` is then the whole test: no `similarity(...) >= threshold` beside it, since each
+            # similarity() call derives both texts' trigrams again.
             cursor.execute(
                 "SELECT current_setting('statement_timeout'), set_config('statement_timeout', %s, true), "
                 "coalesce(current_setting('pg_trgm.similarity_threshold', true), %s), "

@@ -175,9 +175,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def verify(home: Path, acked: dict[str, str]) -> dict[str, int]:
+def superuser(home: Path) -> psycopg.Connection:
+    """A superuser connection (autocommit) to the Kenfold database of the embedded server in `home`."""
     cluster = EmbeddedCluster(home=home)
-    with psycopg.connect(**cluster.superuser_conninfo(cluster.database)) as conn:
+    return psycopg.connect(**cluster.superuser_conninfo(cluster.database), autocommit=True)
+
+
+def verify(home: Path, acked: dict[str, str]) -> dict[str, int]:
+    with superuser(home) as conn:
         rows = conn.execute(
             "SELECT id::text, content FROM memory WHERE source_agent LIKE 'bench-%'"
         ).fetchall()
@@ -278,25 +283,19 @@ class Target:
             conf.write("\n# bench.load --statements\nshared_preload_libraries = 'pg_stat_statements'\n")
         self.manage("db", "stop")
         self.manage("db", "start")
-        with self.superuser() as conn:
+        with superuser(self.home) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
 
-    def memory_rows(self) -> int:
-        with self.superuser() as conn:
-            return conn.execute("SELECT count(*) FROM memory").fetchone()[0]
-
-    def superuser(self) -> psycopg.Connection:
-        cluster = EmbeddedCluster(home=self.home)
-        return psycopg.connect(**cluster.superuser_conninfo(cluster.database), autocommit=True)
-
-    def reset_statements(self) -> None:
-        with self.superuser() as conn:
+    def reset_statements(self) -> int:
+        """Empty pg_stat_statements; the number of memories stored at that moment."""
+        with superuser(self.home) as conn:
             conn.execute("SELECT pg_stat_statements_reset()")
+            return conn.execute("SELECT count(*) FROM memory").fetchone()[0]
 
     def top_statements(self, count: int, calls: int) -> list[dict]:
         """The statements with the most execution time since the last reset (wall time inside the server,
         so waiting for a core counts too), per operation of the driver."""
-        with self.superuser() as conn:
+        with superuser(self.home) as conn:
             rows = conn.execute(
                 """SELECT calls, total_exec_time, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
                    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = %s)
@@ -415,9 +414,8 @@ async def measure(target: Target, clients: int, args: argparse.Namespace, *, rou
     profilers = []
     if args.profile:
         profilers = start_profilers(target, Path(args.profile), f"{target.label}-c{clients}", args.seconds)
-    if args.statements:
-        target.reset_statements()
-        rows = await asyncio.to_thread(target.memory_rows)
+    # Between counts the agents are idle, so these short blocking queries hold nothing up.
+    memories_at_start = target.reset_statements() if args.statements else None
     before = target.cpu()
     started = time.monotonic()
     # The round is part of every written text: a count given twice (--clients 16,16) must not write what
@@ -429,7 +427,7 @@ async def measure(target: Target, clients: int, args: argparse.Namespace, *, rou
         profiler.wait(timeout=60)
     calls = max(tally.calls, 1)
     extra = (
-        {"memories_at_start": rows, "statements": target.top_statements(args.statements, calls)}
+        {"memories_at_start": memories_at_start, "statements": target.top_statements(args.statements, calls)}
         if args.statements
         else {}
     )
