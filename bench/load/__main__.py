@@ -1,5 +1,5 @@
 """`python -m bench.load [--clients 8,16,32,64] [--seconds 40] [--workers 2] [--compare REPO] [--profile DIR] [--back]
-[--statements N]`
+[--statements N] [--slow-plans MS]`
 
 Each simulated agent is the MCP SDK's client over HTTP with an API key of its own, calling the six tools in
 a realistic mix (reads first, then writes, a few handoffs and forgets) for a bounded time and at most
@@ -16,7 +16,9 @@ from another checkout (its own .venv's Python, its own home) and runs each clien
 after the other, alternating which goes first: the ratio between them is what a noisy machine cannot
 blur. `--profile DIR` samples each gunicorn worker and the driver with py-spy (requirements-dev.txt) and
 prints the functions where their time goes; `--statements N` preloads pg_stat_statements in the servers
-and prints each count's N statements with the most time. The table comes last, then each count's mean.
+and prints each count's N statements with the most time; `--slow-plans MS` has PostgreSQL log the plan of
+every statement slower than MS ms (auto_explain) and prints, per server, which statements were slow and
+which scans they ran (the plan a connection cached is the one logged, however stale). The table comes last, then each count's mean.
 The servers' databases are deleted at the end; their logs stay where the report's `server_logs` says.
 """
 
@@ -27,6 +29,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -263,9 +266,9 @@ class Target:
             raise RuntimeError(f"{self.label}: manage.py {args[0]} failed:\n{result.stdout}\n{result.stderr}")
         return result.stdout
 
-    def prepare(self, agents: int, *, statements: bool = False) -> None:
-        if statements:
-            self.track_statements()
+    def prepare(self, agents: int, *, statements: bool = False, slow_plans_ms: float | None = None) -> None:
+        if statements or slow_plans_ms is not None:
+            self.configure_postgres(statements=statements, slow_plans_ms=slow_plans_ms)
         self.manage("migrate", "--verbosity", "0")
         # One process creates every agent's key (a manage.py per key would take minutes).
         script = (
@@ -274,17 +277,38 @@ class Target:
         )
         self.keys = json.loads(self.manage("shell", "-c", script).strip().splitlines()[-1])
 
-    def track_statements(self) -> None:
-        """pg_stat_statements in this home's server (the embedded build ships it; it must be preloaded,
-        so the server starts once, gets the setting in postgresql.conf, the owner's file, and restarts)."""
+    def configure_postgres(self, *, statements: bool, slow_plans_ms: float | None) -> None:
+        """pg_stat_statements and auto_explain in this home's server (the embedded build ships both; they
+        must be preloaded, so the server starts once, gets the settings in postgresql.conf, the owner's
+        file, and restarts)."""
         self.manage("db", "start")
         cluster = EmbeddedCluster(home=self.home)
+        libraries = ["pg_stat_statements"] * statements + ["auto_explain"] * (slow_plans_ms is not None)
+        lines = [
+            "# bench.load --statements / --slow-plans",
+            f"shared_preload_libraries = '{','.join(libraries)}'",
+        ]
+        if slow_plans_ms is not None:
+            lines += [
+                f"auto_explain.log_min_duration = '{slow_plans_ms}ms'",
+                "auto_explain.log_format = 'text'",
+            ]
         with open(cluster.pgdata / "postgresql.conf", "a") as conf:
-            conf.write("\n# bench.load --statements\nshared_preload_libraries = 'pg_stat_statements'\n")
+            conf.write("\n" + "\n".join(lines) + "\n")
         self.manage("db", "stop")
         self.manage("db", "start")
-        with superuser(self.home) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        if statements:
+            with superuser(self.home) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def keep_postgres_log(self, folder: Path) -> Path | None:
+        """A copy of the server's PostgreSQL log in `folder` (the home, and the log with it, is deleted)."""
+        source = EmbeddedCluster(home=self.home).log_path
+        if not source.exists():
+            return None
+        kept = folder / f"{self.label}-postgres.log"
+        shutil.copyfile(source, kept)
+        return kept
 
     def reset_statements(self) -> int:
         """Empty pg_stat_statements; the number of memories stored at that moment."""
@@ -410,6 +434,33 @@ def profile_summary(path: Path, top: int = 25) -> list[str]:
     ]
 
 
+_SCAN = re.compile(r"(?:Seq Scan on|Index Scan using|Index Only Scan using|Bitmap Index Scan on) \w+")
+
+
+def slow_plan_summary(path: Path, top: int = 12) -> list[str]:
+    """auto_explain's entries in a PostgreSQL log, grouped by the statement's start and the scans its plan
+    ran: how many, their median duration, most frequent first."""
+    durations: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for entry in re.split(r"LOG:  duration: ", path.read_text(errors="replace"))[1:]:
+        duration, _, rest = entry.partition(" ms  plan:")
+        if not rest or "Query Text:" not in rest:
+            continue
+        text = rest.split("Query Text:", 1)[1]
+        # The statement runs up to the line of the plan's first node, the first line holding "(cost=".
+        statement = text.split("(cost=", 1)[0].rsplit("\n", 1)[0]
+        head = " ".join(statement.split())[:90]
+        scans = ", ".join(dict.fromkeys(_SCAN.findall(text))) or "no scan"
+        with suppress(ValueError):
+            durations[(head, scans)].append(float(duration))
+    total = sum(map(len, durations.values()))
+    ranked = sorted(durations.items(), key=lambda item: -len(item[1]))[:top]
+    return [f"{path.name}: {total} statements slower than the threshold"] + [
+        f"  {len(values):5} x median {sorted(values)[len(values) // 2]:6.1f} ms  {head}\n"
+        f"                              scans: {scans}"
+        for (head, scans), values in ranked
+    ]
+
+
 async def measure(target: Target, clients: int, args: argparse.Namespace, *, round_: int) -> dict:
     profilers = []
     if args.profile:
@@ -531,6 +582,13 @@ def main() -> None:
         "most execution time, per operation",
     )
     parser.add_argument(
+        "--slow-plans",
+        type=float,
+        metavar="MS",
+        help="with auto_explain preloaded in the servers, log the plan of every statement slower than MS ms "
+        "and report the slow statements by the scans they ran",
+    )
+    parser.add_argument(
         "--back",
         action="store_true",
         help="run the counts again in reverse order and report each count's mean over its two runs: the "
@@ -555,7 +613,7 @@ def main() -> None:
     try:
         with ExitStack() as stack:
             for target in targets:
-                target.prepare(max(counts), statements=bool(args.statements))
+                target.prepare(max(counts), statements=bool(args.statements), slow_plans_ms=args.slow_plans)
                 target.server = stack.enter_context(
                     running(
                         [target.python, "manage.py", "serve", "--migrate"],
@@ -573,10 +631,14 @@ def main() -> None:
             report["server_logs"] = {t.label: str(t.server.log_path) for t in targets if t.server}
     finally:
         for target in targets:
+            if args.slow_plans is not None and (kept := target.keep_postgres_log(scratch)):
+                report.setdefault("postgres_logs", {})[target.label] = str(kept)
             stop_cluster(target.home)
             # The homes' databases (a few hundred MB a run) go; the server logs beside them stay.
             shutil.rmtree(target.home, ignore_errors=True)
     print(json.dumps(report))
+    for kept in report.get("postgres_logs", {}).values():
+        print("\n".join(slow_plan_summary(Path(kept))))
     if args.profile:
         for path in sorted(Path(args.profile).glob("*.txt")):
             print("\n".join(profile_summary(path)))
