@@ -18,8 +18,9 @@ blur. `--profile DIR` samples each gunicorn worker and the driver with py-spy (r
 prints the functions where their time goes; `--statements N` preloads pg_stat_statements in the servers
 and prints each count's N statements with the most time; `--slow-plans MS` has PostgreSQL log the plan of
 every statement slower than MS ms (auto_explain) and prints, per server, which statements were slow and
-which scans they ran (the plan a connection cached is the one logged, however stale). The table comes last, then each count's mean.
-The servers' databases are deleted at the end; their logs stay where the report's `server_logs` says.
+which scans they ran (the plan a connection cached is the one logged, however stale). The table comes
+last, then each count's mean. The servers' databases are deleted at the end; their logs stay where the
+report's `server_logs` (and `postgres_logs`) say.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ scope (migration 0008's scope index, then a sort) reads every vector of the scop
 for the 512-dimension model against 0.9-2.3 ms for the 384-dimension one, whose vectors stay in their
 rows, at 1,100 memories a scope (docs/benchmarks.md, 2026-12-03).
 
-MAIN keeps a value in its row unless the row would not fit in a page, so vectors of up to about 2,000
-dimensions stay inline and larger ones still go out of line. Only rows written from now on are stored
+MAIN keeps a value in its row unless the row would not fit in a page: the vectors embedding models
+produce (tested up to 1,536 dimensions) stay inline, and one too large for a row in a page (about 2,000
+dimensions and more) still goes out of line. Only rows written from now on are stored
 this way; existing ones are read as before until they are written again (a re-embedding, or
 `VACUUM FULL memory_embedding`, which locks the table while it rewrites it).
 """

@@ -205,7 +205,7 @@ def test_api_key_rows_are_checked_by_the_database(constraint: str, agent: str, k
 @pytest.mark.parametrize("dimensions", [384, 512, 1024, 1536])
 def test_vectors_are_stored_in_their_row_not_in_the_toast_table(dimensions: int) -> None:
     # Read from the TOAST table, each vector a search reads costs an index lookup and a second heap read:
-    # the exact search of a small scope took 3-5 times as long for 512 dimensions (migration 0013).
+    # the exact search of a small scope took 2-5 times as long for 512 dimensions (migration 0013).
     memory_id = insert(content=f"A memory embedded with {dimensions} dimensions.")
     rng = random.Random(dimensions)
     vector = [rng.uniform(-1, 1) for _ in range(dimensions)]
