@@ -1,5 +1,8 @@
 """Upgrades keep stored data: a migration that reshapes a table is run over rows written before it."""
 
+import importlib
+import uuid
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -62,5 +65,79 @@ def test_vector_rows_written_before_0008_get_their_memorys_filters_and_keep_thei
             cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw_test_3'")
             (definition,) = cursor.fetchone()
             assert "hnsw" in definition and "old-model" in definition, "the model's index was rebuilt"
+    finally:
+        migrate(latest())
+
+
+BEFORE_INLINE_VECTORS = [("memories", "0012_merge_docs_delta")]
+INLINE_VECTORS = importlib.import_module("memories.migrations.0013_embedding_inline_storage")
+
+
+def _vectors_out_of_line(count: int) -> list[uuid.UUID]:
+    """`count` memories with a 512-dimension vector each, written as 0012 stores them (out of line)."""
+    ids = []
+    with connection.cursor() as cursor:
+        for n in range(count):
+            cursor.execute(
+                "INSERT INTO memory (type, scope, content, source_agent) VALUES ('semantic', 'user', %s, 'codex') "
+                "RETURNING id",
+                [f"Vector memory {n}."],
+            )
+            memory_id = cursor.fetchone()[0]
+            cursor.execute(
+                "INSERT INTO memory_embedding (memory_id, model, embedding, content_md5) "
+                "SELECT %s, 'old-512', array_agg(0.001 * g)::real[]::vector, 'x' FROM generate_series(1, 512) g",
+                [memory_id],
+            )
+            ids.append(memory_id)
+    return ids
+
+
+def _out_of_line(ids: list[uuid.UUID]) -> list[bool]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_toast_chunk_id(embedding) IS NOT NULL FROM memory_embedding "
+            "WHERE memory_id = ANY(%s) ORDER BY memory_id",
+            [ids],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_stores_vectors_move_into_their_rows_unchanged() -> None:
+    migrate(BEFORE_INLINE_VECTORS)
+    try:
+        ids = _vectors_out_of_line(3)
+        assert _out_of_line(ids) == [True, True, True]
+        migrate(latest())
+        assert _out_of_line(ids) == [False, False, False]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT DISTINCT embedding::text FROM memory_embedding WHERE memory_id = ANY(%s)", [ids]
+            )
+            (text,) = cursor.fetchone()
+        assert text.startswith("[0.001,0.002,0.003,") and text.endswith(",0.512]")
+    finally:
+        migrate(latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_store_is_not_locked_for_a_rewrite_during_the_upgrade(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    migrate(BEFORE_INLINE_VECTORS)
+    try:
+        ids = _vectors_out_of_line(3)
+        monkeypatch.setattr(INLINE_VECTORS, "REWRITE_UP_TO_ROWS", 2)
+        migrate(latest())
+        assert _out_of_line(ids) == [True, True, True], "left where they were, still readable"
+        assert "VACUUM FULL memory_embedding" in caplog.text
+        # Written again (as a re-embedding does), a vector moves into its row.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memory_embedding SET embedding = array_fill(0.5::real, ARRAY[512])::vector WHERE memory_id = %s",
+                [ids[0]],
+            )
+        assert _out_of_line([ids[0]]) == [False]
     finally:
         migrate(latest())
