@@ -32,16 +32,15 @@ def move_vectors_inline(apps, schema_editor) -> None:
     """Rewrite a small store's table if any of its vectors is out of line; tell a large store's owner how."""
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memory_embedding LIMIT %s) AS sample",
-            [REWRITE_UP_TO_ROWS + 1],
-        )
-        rows = cursor.fetchone()[0]
-        cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM memory_embedding WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL)"
         )
         if not cursor.fetchone()[0]:
             return
-        if rows > REWRITE_UP_TO_ROWS:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_embedding LIMIT %s) AS sample",
+            [REWRITE_UP_TO_ROWS + 1],
+        )
+        if cursor.fetchone()[0] > REWRITE_UP_TO_ROWS:
             log.warning(
                 "memory_embedding has more than %d vectors: the ones stored out of line stay there until "
                 "they are re-embedded; run `VACUUM FULL memory_embedding` at a quiet moment to move them "
