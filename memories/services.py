@@ -112,6 +112,27 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     )
 
 
+def _trigram_threshold(vector_hits: list[search.Ranked]) -> float:
+    """The trigram similarity a match needs to change similar[], given the vector matches found first.
+
+    With SIMILAR_LIMIT vector matches in hand, a trigram match less similar than the last of them cannot
+    enter the list: each memory's score is the higher of its two similarities, and those matches already
+    score at least that much. So only matches at least as similar are looked up (ties included; a memory
+    found both ways keeps its higher score, as before). The list is the same; the lookup is what
+    changes. In a scope full of near-duplicates (an agent noting the same kind of decision again and
+    again) every memory passes the 0.5 threshold, and each one was compared twice, which made the lookup
+    the dearest statement under load (27 ms at 4,500 memories, docs/benchmarks.md); past a high
+    threshold few rows pass and the trigram index can take the lookup.
+    """
+    scores = sorted((hit.score for hit in vector_hits), reverse=True)
+    if len(scores) < SIMILAR_LIMIT:
+        return SIMILAR_TRIGRAM_THRESHOLD
+    # A little below the last score: PostgreSQL compares the float4 similarity itself, Python the value
+    # read back as text, which may differ in the 8th digit. A match looked up in vain changes nothing.
+    # pg_trgm refuses a threshold above 1.
+    return min(max(SIMILAR_TRIGRAM_THRESHOLD, scores[SIMILAR_LIMIT - 1] - 1e-6), 1.0)
+
+
 def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[MemoryView]:
     """Up to three active memories in the same scope that say something close (best effort: a failure is
     logged and gives no hints, since the memory is already stored).
@@ -122,17 +143,10 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
     now = clock.now()
     best: dict[uuid.UUID, float] = {}
     try:
-        hits = search.trigram_similar(
-            memory_id=memory.id,
-            content=memory.content,
-            scope=memory.scope,
-            now=now,
-            threshold=SIMILAR_TRIGRAM_THRESHOLD,
-            limit=SIMILAR_CANDIDATES,
-        )
+        hits: list[search.Ranked] = []
         if primary is not None:
             model, vector = primary
-            hits += search.vector_similar(
+            hits = search.vector_similar(
                 memory_id=memory.id,
                 vector=vector,
                 model=model,
@@ -141,6 +155,14 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
                 max_distance=SIMILAR_MAX_DISTANCE,
                 limit=SIMILAR_CANDIDATES,
             )
+        hits += search.trigram_similar(
+            memory_id=memory.id,
+            content=memory.content,
+            scope=memory.scope,
+            now=now,
+            threshold=_trigram_threshold(hits),
+            limit=SIMILAR_CANDIDATES,
+        )
         for hit in hits:
             best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
         rows = search.memories_by_id(list(best))

@@ -200,6 +200,56 @@ def test_similar_memories_are_hinted_in_the_same_scope_only() -> None:
     assert 0.5 <= close.similar[0].score <= 1
 
 
+def test_similar_ranks_text_matches_among_vector_matches_when_those_fill_the_list(
+    provider_env: Callable[..., None],
+) -> None:
+    """Three vector matches are enough for similar[], yet a text match more similar than the third of
+    them still takes its place (remember looks text matches up after the vector ones, above the third's
+    similarity)."""
+    new = "The nightly export job writes parquet files to the archive bucket at 02:00 UTC."
+    near_text = {  # trigram similarity to `new`: 0.94, 0.84, 0.55 (pg_trgm); vectors unrelated to it
+        "hour": "The nightly export job writes parquet files to the archive bucket at 03:00 UTC.",
+        "no hour": "The nightly export job writes parquet files to the archive bucket.",
+        "csv": "The nightly export job writes CSV files to the reports bucket.",
+    }
+    near_vector = {  # cosine similarity of their vectors to `new`'s; their words share little with it
+        "Backups are verified every Sunday by restoring one table.": 0.99,
+        "Grafana alerts page the on-call engineer after five minutes.": 0.90,
+        "Feature flags are cleaned up at the end of each quarter.": 0.86,
+    }
+
+    def vector_of(text: str) -> list[float]:
+        vector = [0.0] * 8
+        if text == new:
+            vector[0] = 1.0
+        elif text in near_vector:
+            vector[0] = near_vector[text]
+            vector[1] = (1 - near_vector[text] ** 2) ** 0.5
+        else:
+            vector[2] = 1.0
+        return vector
+
+    def embeddings(received: Received) -> Reply:
+        data = [{"index": i, "embedding": vector_of(text)} for i, text in enumerate(received.json["input"])]
+        return Reply(json={"object": "list", "data": data, "model": received.json["model"]})
+
+    with provider_server(embeddings) as server:
+        provider_env(
+            KENFOLD_EMBED=None,
+            KENFOLD_EMBED_URL=server.url,
+            KENFOLD_EMBED_MODEL="scripted",
+            KENFOLD_EMBED_NAME="scripted-embed",
+        )
+        ids = {text: remember(text, project=REPO).id for text in [*near_text.values(), *near_vector]}
+        result = remember(new, project=REPO)
+
+    assert result.similar is not None
+    hinted = [(m.id, m.score) for m in result.similar]
+    backups, grafana, _flags = near_vector
+    assert [memory_id for memory_id, _score in hinted] == [ids[backups], ids[near_text["hour"]], ids[grafana]]
+    assert [score for _id, score in hinted] == pytest.approx([0.99, 0.9444, 0.90], abs=1e-4)
+
+
 def test_preferences_are_proposed_and_not_served_until_approved() -> None:
     pref = remember("Always write commit messages in English.", type="preference")
     assert pref.status == "proposed"
