@@ -36,13 +36,12 @@ log = logging.getLogger(__name__)
 
 # Requests are mostly CPU (embedding the text, ranking) on the machine's cores plus short queries. Two per
 # core per process keep the cores busy while some wait for PostgreSQL without crowding them. Three per core
-# won on 2026-12-02 (bench.load --compare: 74.3 against 67.0 ops/s at 32 clients); since then the requests'
-# statements and vector searches got cheaper, and on 2026-12-03 two per core won at 32 clients in three
-# interleaved runs of three (96.9 against 66.6, 83.7 against 78.6, 76.7 against 73.0 ops/s; recall p95 at
-# 16 clients lower or equal in each; docs/benchmarks.md). In the first run the server's CPU per operation
-# at 32 clients was 11.1 ms with two per core against 13.9 with three. Unbounded concurrency thrashed (the
-# collapse issue 14 found at 32). At least three, so that a one-core machine still
-# has a slot for a read beside the writes' share.
+# won on 2026-12-02 (bench.load --compare: 74.3 against 67.0 ops/s at 32 clients); at 32 clients on
+# 2026-12-03, two per core against three: 62.4 / 60.3 and 64.7 / 68.3 ops/s in the morning's two runs,
+# then 96.9 / 66.6, 83.7 / 78.6 and 76.7 / 73.0 in the evening's three (interleaved; recall p95 at 16
+# clients lower or equal in each of those three; docs/benchmarks.md). Unbounded concurrency thrashed (the
+# collapse issue 14 found at 32). At least three, so that a one-core machine still has a slot for a read
+# beside the writes' share.
 ACTIVE_PER_PROCESS = max(3, 2 * (os.cpu_count() or 1))
 # The pool holds more connections than can be in use, so that a running request never waits for one; the
 # extra ones serve what runs outside the gate (dashboard pages, the readiness probe's schema check).
