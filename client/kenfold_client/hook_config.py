@@ -1,23 +1,30 @@
-"""`kenfold hook config|install`: the hooks entries of Claude Code and Codex, printed or merged (spec §1.10).
+"""`kenfold hook config|install|uninstall`: the hooks entries of Claude Code and Codex, printed, merged or
+removed (spec §1.10).
 
 Both clients read the same shape (event -> groups -> command handlers with a timeout in seconds); they
 differ in the file and the events: Codex has no PostCompact and allows SessionEnd 3 s. Installing merges
 into the user's own settings, so it keeps every entry it did not write, replaces the ones it wrote before
 (a second install changes nothing), saves a backup before writing and refuses a file it cannot read as
-JSON rather than overwrite what the user wrote by hand.
+JSON rather than overwrite what the user wrote by hand. Before it writes, it checks that the hooks would
+work: the key file reads and the server answers and accepts the key. Uninstalling removes only what an
+install wrote, so install then uninstall gives back the user's own file.
 """
 
 import json
 import os
 import shlex
 import sys
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kenfold_client.errors import ClientError, UsageError
+from kenfold_client.errors import ClientError, ServerError, ServerUnreachable, UsageError
+from kenfold_client.http import mcp_url_from_environment, read_api_key
+from kenfold_client.mcp import McpClient
 
 CLIENTS = ("claude-code", "codex")
+# The install's check of the server: a server that takes longer than this would fail the hooks anyway.
+CHECK_SECONDS = 5.0
 TIMEOUTS = {
     "claude-code": {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 5, "PostCompact": 5, "SessionEnd": 5},
     "codex": {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 5, "SessionEnd": 3},
@@ -99,8 +106,102 @@ def merge_hooks(settings: dict[str, Any], config: dict[str, Any], *, where: Path
     return merged
 
 
+def check_server(*, client: str, url: str | None, key_file: Path | None) -> None:
+    """Refuse an install whose hooks could not work: a key file that cannot be read, or a server that does
+    not answer (or refuses the key) at the address the hooks will use.
+
+    Checked with the key and URL the hooks will use (``--key-file``, else $KENFOLD_API_KEY; ``--url``, else
+    $KENFOLD_URL), so a mistake shows now, in the terminal, rather than as a one-line notice in every session.
+    """
+    try:
+        api_key = read_api_key(key_file=key_file)
+    except UsageError as error:
+        raise UsageError(
+            f"{error}; nothing was installed. Save the agent's API key in that file (the owner creates one "
+            "with `python manage.py key create <agent>`) or pass another --key-file"
+        ) from None
+    mcp_url = url or mcp_url_from_environment()
+    try:
+        with McpClient(mcp_url=mcp_url, api_key=api_key, client_name=client) as mcp:
+            mcp.tool_names(timeout=CHECK_SECONDS)
+    except ServerUnreachable as error:
+        raise ClientError(
+            f"{error}; nothing was installed. Start the server (`make run`) or pass its MCP address with "
+            "--url, then run the install again"
+        ) from None
+    except ServerError as error:
+        if error.status_code in (401, 403):
+            raise ClientError(
+                f"Kenfold at {mcp_url} refused the API key: {error}; nothing was installed. Pass the agent's "
+                "own key with --key-file (the owner creates one with `python manage.py key create <agent>`)"
+            ) from None
+        raise ClientError(
+            f"{mcp_url} did not answer as a Kenfold MCP endpoint ({error}); nothing was installed. Pass the "
+            "address agents use, ending in /mcp, with --url"
+        ) from None
+
+
 def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
     """Merge ``config`` into ``path`` and say what happened and what to do next."""
+    original, settings = _read_settings(
+        path, or_else=f", or print the entries with `kenfold hook config {client}` and add them by hand"
+    )
+    merged = merge_hooks(settings, config, where=path)
+    next_step = _next_step(client)
+    if merged == settings:
+        return f"The Kenfold hooks in {path} are already up to date. {next_step}"
+    backup_note = _write_settings(path, original=original, settings=merged)
+    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+
+
+def remove_hooks(settings: dict[str, Any], *, where: Path) -> dict[str, Any]:
+    """``settings`` without any handler that runs ``kenfold hook``: a group, an event and the "hooks" object
+    that held only ours go too, so an install followed by an uninstall gives back the user's own file."""
+    hooks = settings.get("hooks")
+    if hooks is None:
+        return settings
+    if not isinstance(hooks, dict):
+        raise ClientError(f'{where}: "hooks" is not an object; fix it by hand, then run the uninstall again')
+    kept_hooks: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept_hooks[event] = groups  # not ours to judge: we never write anything but lists
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [handler for handler in group["hooks"] if not is_kenfold_handler(handler)]
+                if not others and group["hooks"]:
+                    continue
+                group = {**group, "hooks": others}
+            kept.append(group)
+        if kept or not groups:
+            kept_hooks[event] = kept
+    merged = {key: value for key, value in settings.items() if key != "hooks"}
+    if kept_hooks or not hooks:
+        merged["hooks"] = kept_hooks
+        # Keep the user's key order: "hooks" back where it was.
+        merged = {key: merged[key] for key in settings if key in merged}
+    return merged
+
+
+def uninstall_hooks(*, path: Path) -> str:
+    """Remove our handlers from ``path``, keeping everything else, and say what happened."""
+    if not path.exists():
+        return f"There is no {path}; no Kenfold hooks to remove."
+    original, settings = _read_settings(
+        path, or_else=", or remove the entries that run `kenfold hook` by hand"
+    )
+    cleaned = remove_hooks(settings, where=path)
+    if cleaned == settings:
+        return f"There are no Kenfold hooks in {path}; nothing was changed."
+    backup_note = _write_settings(path, original=original, settings=cleaned)
+    return f"Removed the Kenfold hooks from {path}{backup_note}; every other setting is kept."
+
+
+def _read_settings(path: Path, *, or_else: str) -> tuple[str | None, dict[str, Any]]:
+    """The file's text (None when there is none) and its JSON object; ``or_else`` ends the advice when
+    the file is not JSON."""
     try:
         original = path.read_text()
     except FileNotFoundError:
@@ -111,29 +212,29 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
         settings = json.loads(original) if original is not None and original.strip() else {}
     except ValueError as error:
         raise ClientError(
-            f"{path} is not valid JSON ({error}); nothing was changed. Fix the file, or print the entries "
-            f"with `kenfold hook config {client}` and add them by hand"
+            f"{path} is not valid JSON ({error}); nothing was changed. Fix the file{or_else}"
         ) from None
     if not isinstance(settings, dict):
         raise ClientError(f"{path} does not hold a JSON object; nothing was changed. Fix the file first")
-    merged = merge_hooks(settings, config, where=path)
-    next_step = _next_step(client)
-    if merged == settings:
-        return f"The Kenfold hooks in {path} are already up to date. {next_step}"
+    return original, settings
+
+
+def _write_settings(path: Path, *, original: str | None, settings: dict[str, Any]) -> str:
+    """Write ``settings`` to ``path`` after saving the previous file; returns the note naming the backup."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup_note = ""
     if original is not None:
-        backup = path.with_name(f"{path.name}.{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}.bak")
+        backup = path.with_name(f"{path.name}.{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}.bak")
         backup.write_text(original)
         backup.chmod(path.stat().st_mode & 0o777)
         backup_note = f" (the previous file is saved as {backup})"
-    # Written to a temporary file and renamed: an interrupted install leaves the old settings intact.
+    # Written to a temporary file and renamed: an interrupted write leaves the old settings intact.
     temporary = path.with_name(f".{path.name}.kenfold.tmp")
-    temporary.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     if original is not None:
         temporary.chmod(path.stat().st_mode & 0o777)
     temporary.replace(path)
-    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+    return backup_note
 
 
 def _next_step(client: str) -> str:
