@@ -7,6 +7,7 @@ RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 # The client distribution's build backend, pinned for the wheelhouse below.
 CLIENT_BUILD := setuptools==84.2.1
+WHEELHOUSE := $(VENV)/wheelhouse/.complete
 
 # The MCP conformance suite (OAuth authorization-server mode) and the Node 22 it runs on, both from npm,
 # pinned by tests/conformance/package-lock.json; tests/oauth/test_conformance.py runs it.
@@ -52,14 +53,20 @@ $(RUN_STAMP): requirements.txt client/requirements.txt pyproject.toml client/pyp
 	$(PY) -m pip install -qq --no-deps -e ./client
 	@touch $@
 
-# The wheelhouse holds the client's pinned dependencies and its build backend, so that a test can install
-# the client distribution alone into a fresh venv (pip --no-index) without reaching a package index.
-$(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pyproject.toml client/pyproject.toml | $(PY)
+$(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pyproject.toml client/pyproject.toml $(WHEELHOUSE) | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install -qq --no-deps -e .
 	$(PY) -m pip install -qq --no-deps -e ./client
-	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
 	@touch $@ $(RUN_STAMP)
+
+# The wheelhouse holds the client's pinned dependencies and its build backend, so that a test can install
+# the client distribution alone into a fresh venv (pip --no-index) without reaching a package index: for
+# this Python, and for Python 3.11, the oldest the client supports that this machine has (tree-sitter's
+# wheel is built per Python version; the others are the same files).
+$(WHEELHOUSE): client/requirements.txt | $(PY)
+	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
+	$(PY) -m pip download --quiet --only-binary=:all: --python-version 3.11 -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
+	@touch $@
 
 $(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.json
 	npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error

@@ -26,12 +26,8 @@ def _text(memory: dict[str, Any], limit: int) -> str:
 
 
 def _when(memory: dict[str, Any], pattern: str) -> str:
-    # The server writes UTC as "Z", which datetime.fromisoformat reads only from Python 3.11 on.
-    text = str(memory.get("created_at"))
-    if text.endswith("Z"):
-        text = f"{text[:-1]}+00:00"
     try:
-        return f"{datetime.fromisoformat(text):{pattern}}"
+        return f"{datetime.fromisoformat(str(memory.get('created_at'))):{pattern}}"
     except ValueError:
         return "unknown date"
 

@@ -8,7 +8,7 @@ break the agent's session: every failure becomes a one-line ``systemMessage`` an
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,7 @@ def session_start(*, settings: HookSettings, session_id: str | None, cwd: Path) 
         project, branch = None, None
     if settings.capture and session_id and project:
         SessionLog(root=settings.state_dir, session_id=session_id).append(
-            Event(time=datetime.now(timezone.utc), kind="start", project=project, branch=branch)
+            Event(time=datetime.now(UTC), kind="start", project=project, branch=branch)
         )
     clean_up(root=settings.state_dir)
     with settings.connect() as client:
@@ -252,12 +252,7 @@ def capture(
         )
     # Redacted before it reaches the disk, then cut: the log must never hold a credential.
     log.append(
-        Event(
-            time=datetime.now(timezone.utc),
-            kind=kind,
-            text=cut(redact_secrets(text), MAX_CAPTURE),
-            project=project,
-        )
+        Event(time=datetime.now(UTC), kind=kind, text=cut(redact_secrets(text), MAX_CAPTURE), project=project)
     )
     return HookOutcome()
 
@@ -275,7 +270,7 @@ def session_end(*, settings: HookSettings, session_id: str | None, cwd: Path) ->
     if project is None:
         return HookOutcome()
     content = build_summary(
-        events=[event for event in events if event.project == project], now=datetime.now(timezone.utc)
+        events=[event for event in events if event.project == project], now=datetime.now(UTC)
     )
     if content is None:
         return HookOutcome()

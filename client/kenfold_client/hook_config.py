@@ -14,7 +14,7 @@ import json
 import os
 import shlex
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +224,7 @@ def _write_settings(path: Path, *, original: str | None, settings: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     backup_note = ""
     if original is not None:
-        backup = path.with_name(f"{path.name}.{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}.bak")
+        backup = path.with_name(f"{path.name}.{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}.bak")
         backup.write_text(original)
         backup.chmod(path.stat().st_mode & 0o777)
         backup_note = f" (the previous file is saved as {backup})"

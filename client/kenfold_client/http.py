@@ -8,7 +8,7 @@ use instead.
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -73,7 +73,7 @@ class KenfoldApi:
         self._authenticated = bool(api_key)
         self._client = httpx.Client(headers=headers, follow_redirects=False, timeout=HTTP_TIMEOUT_SECONDS)
 
-    def __enter__(self) -> "KenfoldApi":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

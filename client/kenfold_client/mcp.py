@@ -10,7 +10,7 @@ spools what it could not send. The MCP SDK is not used: the client distribution 
 import itertools
 import json
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -48,7 +48,7 @@ class McpClient:
         self._client = httpx.Client(headers=headers, follow_redirects=False, timeout=HTTP_TIMEOUT_SECONDS)
         self._ids = itertools.count(1)
 
-    def __enter__(self) -> "McpClient":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

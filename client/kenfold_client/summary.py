@@ -7,7 +7,7 @@ invent anything.
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from kenfold_client.hook_state import Event
 from kenfold_common.secrets import redact_secrets
@@ -39,7 +39,7 @@ def _request(prompt: str) -> str:
 
 
 def _time_range(start: datetime, end: datetime) -> str:
-    start, end = start.astimezone(timezone.utc), end.astimezone(timezone.utc)
+    start, end = start.astimezone(UTC), end.astimezone(UTC)
     if start.date() == end.date():
         return f"{start:%Y-%m-%d %H:%M}–{end:%H:%M} UTC"
     return f"{start:%Y-%m-%d %H:%M} – {end:%Y-%m-%d %H:%M} UTC"
