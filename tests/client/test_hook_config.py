@@ -313,3 +313,25 @@ def test_a_hook_run_with_a_bad_option_still_exits_0_with_one_line(capsys: pytest
     code, out, _ = run(capsys, "hook", "--send-timeout", "soon")
     assert code == 0
     assert json.loads(out) == {"systemMessage": "Kenfold hook is misconfigured: see `kenfold hook --help`"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "{not json",
+            "{path} is not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
+            "(char 1)); nothing was changed. Fix the file, or remove the entries that run `kenfold hook` by "
+            "hand",
+        ),
+        ('{"hooks": []}', '{path}: "hooks" is not an object; fix it by hand, then run the uninstall again'),
+    ],
+)
+def test_uninstall_refuses_a_file_it_cannot_read_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
+) -> None:
+    target = tmp_path / "settings.json"
+    target.write_text(text)
+    code, out, err = run(capsys, "hook", "uninstall", "--file", str(target))
+    assert (code, out, err) == (1, "", f"kenfold: error: {message.format(path=target)}\n")
+    assert target.read_text() == text and list(tmp_path.glob("*.bak")) == []
