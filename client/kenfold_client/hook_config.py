@@ -133,7 +133,7 @@ def check_server(*, client: str, url: str | None, key_file: Path | None) -> None
         if error.status_code in (401, 403):
             raise ClientError(
                 f"Kenfold at {mcp_url} refused the API key: {error}; nothing was installed. Pass the agent's "
-                "own key with --key-file (the owner creates one with `python manage.py key create <agent>`)"
+                "own key with --key-file"
             ) from None
         raise ClientError(
             f"{mcp_url} did not answer as a Kenfold MCP endpoint ({error}); nothing was installed. Pass the "

@@ -171,8 +171,7 @@ def test_install_refuses_a_url_where_nothing_answers_and_changes_nothing(
         (
             401,
             "Kenfold at {url} refused the API key: tools/list failed (401): invalid API key; nothing was "
-            "installed. Pass the agent's own key with --key-file (the owner creates one with "
-            "`python manage.py key create <agent>`)",
+            "installed. Pass the agent's own key with --key-file",
         ),
         (
             404,

@@ -326,15 +326,18 @@ async def test_install_checks_the_real_server_and_uninstall_gives_the_settings_b
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KENFOLD_STATE_DIR": str(tmp_path / "state")}
     good, wrong = tmp_path / "good.key", tmp_path / "wrong.key"
     good.write_text(server.keys["claude-code"] + "\n")
-    wrong.write_text("kf_" + "x" * 40 + "\n")
+    wrong.write_text("kf_" + "x" * 43 + "\n")
 
     def kenfold_run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([kenfold, *args], capture_output=True, text=True, env=env, timeout=60)
 
     refused = kenfold_run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(wrong))
     assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr.startswith(f"kenfold: error: Kenfold at {server.url} refused the API key: ")
-    assert len(refused.stderr.splitlines()) == 1 and "--key-file" in refused.stderr
+    assert refused.stderr == (
+        f"kenfold: error: Kenfold at {server.url} refused the API key: tools/list failed (401): unknown API "
+        "key; create one with `python manage.py key create <agent>`; nothing was installed. Pass the agent's "
+        "own key with --key-file\n"
+    )
     assert json.loads(settings.read_text()) == {"model": "opus"}
 
     installed = kenfold_run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(good))
