@@ -6,9 +6,9 @@ its config file), installs the session hooks with the same key file and URL, and
 `doctor` runs the same checks on an existing setup, changing nothing. Each check is a ✓ or a ✗ with what
 to do about it.
 
-The key stays in its file: Claude Code gets the bearer header from `kenfold auth-header --key-file F`
-(its `headersHelper`, run whenever it connects), the hooks read the file, and Codex, which only reads a
-bearer token from an environment variable, is told which variable and how to set it from the file.
+The key stays in its file: both agents get the bearer header from `kenfold auth-header --key-file F`,
+which they run whenever they connect (Claude Code's `headersHelper`, Codex's `http_headers_helper`), and
+the hooks read the same file. No configuration file holds the key.
 """
 
 import argparse
@@ -38,7 +38,6 @@ from kenfold_client.hook_config import (
     settings_file,
 )
 from kenfold_client.http import (
-    API_KEY_VARIABLE,
     DEFAULT_MCP_URL,
     KenfoldApi,
     api_base_from_mcp_url,
@@ -60,8 +59,6 @@ INSTALL_HINTS = {
 # The variable an explicit path to the agent's CLI is read from before PATH (tests and unusual installs).
 BINARY_VARIABLES = {"claude-code": "KENFOLD_CLAUDE_BIN", "codex": "KENFOLD_CODEX_BIN"}
 BINARY_NAMES = {"claude-code": "claude", "codex": "codex"}
-# Codex reads a bearer token only from an environment variable (`bearer_token_env_var`).
-CODEX_TOKEN_VARIABLE = API_KEY_VARIABLE
 CLI_TIMEOUT_SECONDS = 60.0
 CHECK_TIMEOUT_SECONDS = 10.0
 EXIT_FAILURE = 1
@@ -107,9 +104,10 @@ class Report:
             "checks": [check.as_json() for check in self.checks],
         }
 
-    def text(self, *, verb: str) -> str:
+    def text(self, *, connecting: bool) -> str:
         title = AGENT_TITLES[self.client]
-        lines = [f"{verb} {title} to Kenfold at {self.mcp_url} (key file {self.key_file})"]
+        where = f"Kenfold at {self.mcp_url} (key file {self.key_file})"
+        lines = [f"Connecting {title} to {where}" if connecting else f"Checking {title} with {where}"]
         lines += [check.text() for check in self.checks]
         failed = sum(not check.ok for check in self.checks)
         if failed:
@@ -354,12 +352,10 @@ def codex_config_file() -> Path:
     return (Path(home) if home else Path.home() / ".codex") / "config.toml"
 
 
-def codex_server_table(*, mcp_url: str) -> str:
-    # A TOML basic string is a JSON string for what a URL holds.
-    return (
-        f"[mcp_servers.{SERVER_NAME}]\nurl = {json.dumps(mcp_url)}\n"
-        f"bearer_token_env_var = {json.dumps(CODEX_TOKEN_VARIABLE)}\n"
-    )
+def codex_server_table(*, mcp_url: str, key_file: Path) -> str:
+    # A TOML basic string is a JSON string for what a URL or a command line holds.
+    helper = auth_header_command(key_file=key_file)
+    return f"[mcp_servers.{SERVER_NAME}]\nurl = {json.dumps(mcp_url)}\nhttp_headers_helper = {json.dumps(helper)}\n"
 
 
 def _is_kenfold_table_header(line: str) -> bool:
@@ -370,7 +366,7 @@ def _is_kenfold_table_header(line: str) -> bool:
     return parts[:2] == ["mcp_servers", SERVER_NAME]
 
 
-def codex_config_with_server(original: str, *, mcp_url: str, where: Path) -> str:
+def codex_config_with_server(original: str, *, mcp_url: str, key_file: Path, where: Path) -> str:
     """`original` with its `[mcp_servers.kenfold]` table (and sub-tables) replaced by ours; every other
     line kept as the user wrote it."""
     try:
@@ -391,39 +387,34 @@ def codex_config_with_server(original: str, *, mcp_url: str, where: Path) -> str
     if SERVER_NAME in (tomllib.loads(text).get("mcp_servers") or {}):
         raise ClientError(
             f"{where} defines mcp_servers.{SERVER_NAME} inline, which this command does not rewrite; nothing "
-            f"was changed. Replace it by hand with:\n{codex_server_table(mcp_url=mcp_url)}"
+            f"was changed. Replace it by hand with:\n{codex_server_table(mcp_url=mcp_url, key_file=key_file)}"
         )
     # Our table goes last, after one blank line: connecting again gives the same file.
     text = text.rstrip() + "\n\n" if text.strip() else ""
-    return text + codex_server_table(mcp_url=mcp_url)
+    return text + codex_server_table(mcp_url=mcp_url, key_file=key_file)
 
 
-def register_codex(*, mcp_url: str, key: str) -> Check:
+def register_codex(*, mcp_url: str, key_file: Path, key: str) -> Check:
     path = codex_config_file()
+    table = codex_server_table(mcp_url=mcp_url, key_file=key_file)
     try:
         original = path.read_text() if path.exists() else None
-        updated = codex_config_with_server(original or "", mcp_url=mcp_url, where=path)
+        updated = codex_config_with_server(original or "", mcp_url=mcp_url, key_file=key_file, where=path)
     except (OSError, ClientError) as error:
-        return Check(
-            "MCP",
-            False,
-            str(error),
-            f"add this table to {path} by hand:\n{codex_server_table(mcp_url=mcp_url)}",
-        )
+        return Check("MCP", False, str(error), f"add this table to {path} by hand:\n{table.rstrip()}")
     note = replace_file(path, original=original, text=updated) if updated != original else ""
-    found = check_codex_registration(mcp_url=mcp_url)
+    found = check_codex_registration(mcp_url=mcp_url, key_file=key_file, key=key)
     if found.ok:
-        found.detail = f"wrote [mcp_servers.{SERVER_NAME}] in {path}{note}"
+        found.detail = f"wrote [mcp_servers.{SERVER_NAME}] in {path}{note}; {found.detail}"
         if agent_binary("codex") is None:
             found.detail += f"; codex itself is not on PATH yet ({INSTALL_HINTS['codex']})"
     return found
 
 
-def check_codex_registration(*, mcp_url: str) -> Check:
+def check_codex_registration(*, mcp_url: str, key_file: Path, key: str | None) -> Check:
     path = codex_config_file()
-    fix = f"run `kenfold connect codex --url {mcp_url}`, or add to {path} by hand:\n" + codex_server_table(
-        mcp_url=mcp_url
-    ).rstrip("\n")
+    table = codex_server_table(mcp_url=mcp_url, key_file=key_file).rstrip()
+    fix = f"run `kenfold connect codex --url {mcp_url} --key-file {key_file}`, or put in {path} by hand:\n{table}"
     try:
         config = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -435,27 +426,16 @@ def check_codex_registration(*, mcp_url: str) -> Check:
         return Check("MCP", False, f"no [mcp_servers.{SERVER_NAME}] in {path}", fix)
     if entry.get("url") != mcp_url:
         return Check("MCP", False, f"[mcp_servers.{SERVER_NAME}] in {path} points to {entry.get('url')}", fix)
-    return Check("MCP", True, f"{path} has {SERVER_NAME} at {mcp_url}")
-
-
-def check_codex_token(*, key: str | None, key_file: Path) -> Check:
-    """Codex sends the bearer token it finds in `bearer_token_env_var`, read from its own environment."""
-    path = codex_config_file()
-    try:
-        entry = (tomllib.loads(path.read_text()).get("mcp_servers") or {}).get(SERVER_NAME) or {}
-    except (OSError, tomllib.TOMLDecodeError):
-        entry = {}
-    variable = entry.get("bearer_token_env_var") or CODEX_TOKEN_VARIABLE
-    export = f'export {variable}="$(cat {shlex.quote(str(key_file))})"'
-    fix = f"add this line to your shell profile (~/.bashrc or ~/.zshrc), then open a new terminal and start Codex there:\n{export}"
-    value = os.environ.get(variable, "").strip()
-    if not value:
-        return Check(
-            "key variable", False, f"Codex reads the key from ${variable}, which is not set here", fix
-        )
-    if key is not None and value != key:
-        return Check("key variable", False, f"${variable} holds another key than {key_file}", fix)
-    return Check("key variable", True, f"${variable} holds the key of {key_file}")
+    helper = entry.get("http_headers_helper")
+    if isinstance(helper, str) and _option(helper, "--key-file") == str(key_file):
+        return Check("MCP", True, f"{path} has {SERVER_NAME} at {mcp_url}, with the key read from {key_file}")
+    # A table written by hand, as docs/clients.md showed before: the token from an environment variable.
+    variable = entry.get("bearer_token_env_var")
+    if isinstance(variable, str) and key is not None and os.environ.get(variable, "").strip() == key:
+        return Check("MCP", True, f"{path} has {SERVER_NAME} at {mcp_url}, with the key from ${variable}")
+    return Check(
+        "MCP", False, f"[mcp_servers.{SERVER_NAME}] in {path} does not send the key of {key_file}", fix
+    )
 
 
 # --- hooks -------------------------------------------------------------------------------------------
@@ -536,8 +516,7 @@ def connect(*, client: str, mcp_url: str, key_file: Path) -> Report:
     if client == "claude-code":
         report.checks.append(register_claude(mcp_url=mcp_url, key_file=key_file, key=status.key))
     else:
-        report.checks.append(register_codex(mcp_url=mcp_url, key=status.key))
-        report.checks.append(check_codex_token(key=status.key, key_file=key_file))
+        report.checks.append(register_codex(mcp_url=mcp_url, key_file=key_file, key=status.key))
     report.checks.append(install_client_hooks(client=client, mcp_url=mcp_url, key_file=key_file))
     report.checks.append(round_trip(mcp_url=mcp_url, key=status.key, client=client))
     return report
@@ -555,8 +534,7 @@ def doctor(*, client: str, mcp_url: str, key_file: Path) -> Report:
     if client == "claude-code":
         report.checks.append(check_claude_registration(mcp_url=mcp_url, key_file=key_file, key=key))
     else:
-        report.checks.append(check_codex_registration(mcp_url=mcp_url))
-        report.checks.append(check_codex_token(key=key, key_file=key_file))
+        report.checks.append(check_codex_registration(mcp_url=mcp_url, key_file=key_file, key=key))
     report.checks.append(check_hooks(client=client, mcp_url=mcp_url, key_file=key_file))
     if key is not None:
         report.checks.append(round_trip(mcp_url=mcp_url, key=key, client=client))
@@ -577,8 +555,9 @@ def discovered_setup(*, client: str) -> tuple[str | None, Path | None]:
             return None, None
     try:
         entry = tomllib.loads(codex_config_file().read_text())["mcp_servers"][SERVER_NAME]
-        return entry.get("url"), None
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        file = _option(entry.get("http_headers_helper") or "", "--key-file")
+        return entry.get("url"), _absolute(Path(file)) if file else None
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError):
         return None, None
 
 
@@ -596,7 +575,8 @@ def add_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
         help="connect Claude Code or Codex on this machine: MCP, hooks and a round trip",
         description=(
             "Check that the server answers and the key works, register Kenfold's MCP server user-wide "
-            "(Claude Code with `claude mcp add-json`, Codex in ~/.codex/config.toml), install the session "
+            "(Claude Code with `claude mcp add-json`, Codex in ~/.codex/config.toml; both read the key from "
+            "the key file through `kenfold auth-header`), install the session "
             "hooks with the same URL and key file, and make one MCP call. Exit 1 if a check fails; each ✗ "
             "says what to do."
         ),
@@ -626,7 +606,7 @@ def add_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentParser]")
         parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     header = commands.add_parser(
         "auth-header",
-        help="print the Authorization header for a key file as JSON (Claude Code's headersHelper)",
+        help="print the Authorization header for a key file as JSON (the agents' MCP headers helper)",
         description='Print {"Authorization": "Bearer <key>"} for the key in --key-file.',
     )
     header.add_argument("--key-file", type=Path, required=True, help="file holding the API key")
@@ -643,12 +623,15 @@ def run(arguments: argparse.Namespace) -> int:
     except ClientError as error:
         print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)
         return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILURE
-    verb = "Connecting" if arguments.command == "connect" else "Checking"
     if arguments.json:
         body: Any = reports[0].as_json() if arguments.command == "connect" else [r.as_json() for r in reports]
         print(json.dumps(body, ensure_ascii=False, indent=2))
     else:
-        print(for_terminal("\n\n".join(report.text(verb=verb) for report in reports)))
+        print(
+            for_terminal(
+                "\n\n".join(report.text(connecting=arguments.command == "connect") for report in reports)
+            )
+        )
     return 0 if all(report.ok for report in reports) else EXIT_FAILURE
 
 

@@ -194,36 +194,54 @@ def test_connect_codex_writes_its_config_and_keeps_the_users(server: KenfoldServ
         '[mcp_servers.kenfold.env]\nOLD = "1"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
     )
     code, report = machine.report("connect", "codex", "--url", server.url)
-    assert code == 1
+    assert code == 0, report
+    assert report["ok"] and report["client"] == "codex" and report["key_file"] == str(key_file)
     found = checks(report)
-    assert [name for name, check in found.items() if not check["ok"]] == ["key variable"]
-    assert (
-        found["key variable"]["detail"] == "Codex reads the key from $KENFOLD_API_KEY, which is not set here"
-    )
-    assert f'export KENFOLD_API_KEY="$(cat {key_file})"' in found["key variable"]["fix"]
+    assert list(found) == ["server", "key", "key file", "MCP", "hooks", "round trip"]
     assert found["MCP"]["detail"].startswith(
         f"wrote [mcp_servers.kenfold] in {config} (the previous file is saved as "
     )
-    assert found["MCP"]["detail"].endswith("; codex itself is not on PATH yet (npm install -g @openai/codex)")
+    assert found["MCP"]["detail"].endswith(
+        f"; {config} has kenfold at {server.url}, with the key read from {key_file}; codex itself is not on "
+        "PATH yet (npm install -g @openai/codex)"
+    )
     written = tomllib.loads(config.read_text())
     assert written["model"] == "o4-mini" and written["mcp_servers"]["docs"] == {"command": "docs-server"}
-    assert written["mcp_servers"]["kenfold"] == {"url": server.url, "bearer_token_env_var": "KENFOLD_API_KEY"}
+    kenfold = written["mcp_servers"]["kenfold"]
+    assert set(kenfold) == {"url", "http_headers_helper"} and kenfold["url"] == server.url
     assert server.keys["codex"] not in config.read_text()
+    # Codex runs the helper through a shell, as Claude Code does, and sends the header it prints.
+    helper = subprocess.run(
+        ["sh", "-c", kenfold["http_headers_helper"]],
+        env=machine.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(helper.stdout) == {"Authorization": f"Bearer {server.keys['codex']}"}
     hooks = json.loads((machine.home / ".codex" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
 
-    # Connecting again changes nothing, and with the variable exported every check holds.
+    # Connecting again changes nothing; doctor finds the same setup.
     before = config.read_text()
-    code, report = machine.report(
-        "connect", "codex", "--url", server.url, KENFOLD_API_KEY=server.keys["codex"]
-    )
-    assert code == 0, report
+    assert machine.run("connect", "codex", "--url", server.url).returncode == 0
     assert config.read_text() == before
-    code, [report] = machine.report("doctor", KENFOLD_API_KEY=server.keys["codex"])
-    assert code == 0 and report["client"] == "codex"
-    assert checks(report)["key variable"]["detail"] == f"$KENFOLD_API_KEY holds the key of {key_file}"
-    code, [report] = machine.report("doctor", KENFOLD_API_KEY=server.keys["claude-code"])
-    assert checks(report)["key variable"]["detail"] == f"$KENFOLD_API_KEY holds another key than {key_file}"
+    code, [report] = machine.report("doctor")
+    assert code == 0 and report["client"] == "codex" and report["key_file"] == str(key_file)
+
+    # A table written by hand with the key in an environment variable holds when the variable does.
+    config.write_text(
+        f'[mcp_servers.kenfold]\nurl = "{server.url}"\nbearer_token_env_var = "KENFOLD_API_KEY"\n'
+    )
+    code, [report] = machine.report("doctor", "codex", KENFOLD_API_KEY=server.keys["codex"])
+    assert code == 0 and checks(report)["MCP"]["detail"].endswith("with the key from $KENFOLD_API_KEY")
+    code, [report] = machine.report("doctor", "codex", KENFOLD_API_KEY=server.keys["claude-code"])
+    mcp = checks(report)["MCP"]
+    assert (
+        code == 1
+        and mcp["detail"] == f"[mcp_servers.kenfold] in {config} does not send the key of {key_file}"
+    )
+    assert mcp["fix"].endswith(f"http_headers_helper = {json.dumps(kenfold['http_headers_helper'])}")
 
 
 def test_doctor_names_hooks_that_use_another_url_or_key_file(server: KenfoldServer, machine: Machine) -> None:
