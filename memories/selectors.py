@@ -139,7 +139,12 @@ def memory_recall(
     )
     if related_depth:
         _attach_related(views, depth=related_depth)
-    projects, hint = project_guide(scope=scope_for_project(project), now=clock.now(), user_wide_listing=False)
+    projects, hint = project_guide(
+        scope=scope_for_project(project),
+        now=clock.now(),
+        user_wide_listing=False,
+        found_scopes={view.scope for view in views},
+    )
     return RecallOutput(memories=views, projects=projects, hint=hint)
 
 
@@ -346,13 +351,19 @@ def context_get(
         # Rules about code that is gone or changed come last: they may no longer hold.
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
-    if task_query:
-        output.relevant = packer.take(
-            retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
-        )
+    relevant = (
+        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT) if task_query else []
+    )
+    output.relevant = packer.take(relevant)
     output.truncated = packer.truncated or None
     output.removed = removed
-    output.projects, output.hint = project_guide(scope=scope, now=now, user_wide_listing=True)
+    found = [*sections.preferences, *([handoff] if handoff else []), *sections.recent, *sections.rules]
+    output.projects, output.hint = project_guide(
+        scope=scope,
+        now=now,
+        user_wide_listing=True,
+        found_scopes={memory.scope for memory in found} | {view.scope for view in relevant},
+    )
     return output
 
 
@@ -404,14 +415,15 @@ def _counted(project: ProjectView) -> str:
 
 
 def project_guide(
-    *, scope: str, now: datetime, user_wide_listing: bool
+    *, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
 ) -> tuple[list[ProjectView] | None, str | None]:
     """The known projects and a hint for the model, when what it asked for may not be what it meant.
 
     Without a project (`user_wide_listing`: get_context), the answer holds user-wide memories only, so
     the model learns which projects exist. With a project that holds no active memory, the answer says
     so and names the closest known projects: a remote client guessing `shop` must not get an empty list
-    with no word. A project with memories gets neither (nothing to add, no tokens spent).
+    with no word. A project with memories gets neither (nothing to add, no tokens spent); when the
+    answer already holds one of its memories (`found_scopes`), that costs no query either.
     """
     if scope == USER_SCOPE:
         if not user_wide_listing:
@@ -424,7 +436,7 @@ def project_guide(
             "memories of the projects in `projects`: pass the one you work on as project (its name as "
             "listed, or the repository's git remote URL)."
         )
-    if Memory.objects.served(now).filter(scope=scope).exists():
+    if scope in found_scopes or Memory.objects.served(now).filter(scope=scope).exists():
         return None, None
     name = scope.removeprefix(PROJECT_SCOPE_PREFIX)
     known = project_list(now=now, limit=PROJECTS_MATCHED)
