@@ -190,11 +190,10 @@ def check_key(*, mcp_url: str, key_file: Path, client: str) -> KeyStatus:
                 ),
                 None,
             )
-        return KeyStatus(
-            Check("key", False, str(error), "update the Kenfold server, then run this again"), None
-        )
-    except ClientError as error:
-        return KeyStatus(Check("key", False, str(error), None), None)
+        # An older server has no /whoami; anything else (a Host the server refuses, a proxy's page) is
+        # explained by the error itself.
+        fix = "update the Kenfold server, then run this again" if error.status_code == 404 else None
+        return KeyStatus(Check("key", False, str(error), fix), None)
     agent, read_only = str(who.get("agent")), bool(who.get("read_only"))
     detail = f"valid, {'read-only' if read_only else 'read and write'}, writes as {agent}"
     if read_only:
@@ -470,7 +469,9 @@ def check_hooks(*, client: str, mcp_url: str, key_file: Path) -> Check:
         url, file = _option(command, "--url"), _option(command, "--key-file")
         if url != mcp_url:
             return Check("hooks", False, f"the {event} hook in {path} uses --url {url}", fix)
-        if file is None or _absolute(Path(file)) != key_file:
+        if file is None:
+            return Check("hooks", False, f"the {event} hook in {path} names no key file", fix)
+        if _absolute(Path(file)) != key_file:
             return Check("hooks", False, f"the {event} hook in {path} reads the key from {file}", fix)
     return Check(
         "hooks",
