@@ -139,7 +139,7 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
 def _next_step(client: str) -> str:
     if client == "codex":
         return (
-            "Next: start a new Codex session (approve the hooks with /hooks if Codex asks; older versions "
-            "also need `[features] codex_hooks = true` in ~/.codex/config.toml)."
+            "Next: start `codex` and approve Kenfold's hooks with /hooks: Codex runs no hook it has not "
+            "trusted, and `codex exec` skips untrusted hooks without a word."
         )
     return "Next: start a new Claude Code session; its first prompt has the project's memory."
