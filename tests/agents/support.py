@@ -33,7 +33,9 @@ CLI_TIMEOUT = 120
 def cli(name: str) -> Path:
     path = BIN / name
     if not path.exists():
-        pytest.fail(f"{path} is missing: run `make test-agents`, which installs the pinned agent CLIs from npm")
+        pytest.fail(
+            f"{path} is missing: run `make test-agents`, which installs the pinned agent CLIs from npm"
+        )
     return path
 
 
@@ -63,7 +65,9 @@ class Machine:
     def env(self, **extra: str) -> dict[str, str]:
         # The server's KENFOLD_HOME (and its settings) stay in: `manage.py key create` and the stdio server
         # `manage.py mcp` act on the same database, as on the machine that runs Kenfold.
-        env = {key: value for key, value in kenfold_env(self.server.home).items() if not key.startswith(_FOREIGN)}
+        env = {
+            key: value for key, value in kenfold_env(self.server.home).items() if not key.startswith(_FOREIGN)
+        }
         env |= {
             "KENFOLD_HOME": str(self.server.home),
             "KENFOLD_EMBEDDED_DURABLE": "false",
@@ -115,12 +119,32 @@ class Machine:
     def codex(self, prompt: str, *, cwd: Path, key_file: Path) -> str:
         """One non-interactive Codex session (`codex exec`) with the scripted model as its provider; the
         MCP key in KENFOLD_API_KEY, as docs/clients.md tells the user to export it."""
-        provider = f'{{name="scripted", base_url="{self.model_url}/v1", wire_api="responses"}}'
+        provider = f'model_providers.scripted={{name="scripted", base_url="{self.model_url}/v1", wire_api="responses"}}'
         return self.run(
-            [cli("codex"), "exec", "-c", "model_provider=scripted", "-c", f"model_providers.scripted={provider}"]
-            + ["-m", "scripted-model", prompt],
+            [
+                cli("codex"),
+                "exec",
+                "-c",
+                "model_provider=scripted",
+                "-c",
+                provider,
+                "-m",
+                "scripted-model",
+                prompt,
+            ],
             cwd=cwd,
             KENFOLD_API_KEY=key_file.read_text().strip(),
+        )
+
+    def opencode(self, prompt: str, *, cwd: Path) -> str:
+        """One non-interactive OpenCode session (`opencode run`); its model (an OpenAI-compatible provider
+        on the scripted server) is in the config file the test writes. The variables keep it off the
+        internet (its model list, updates, sharing, language servers) and away from Claude Code's files."""
+        disabled = ("MODELS_FETCH", "AUTOUPDATE", "SHARE", "LSP_DOWNLOAD", "CLAUDE_CODE")
+        return self.run(
+            [cli("opencode"), "run", prompt],
+            cwd=cwd,
+            **{f"OPENCODE_DISABLE_{name}": "1" for name in disabled},
         )
 
     def codex_trust_hooks(self, *, cwd: Path) -> list[dict[str, Any]]:
@@ -139,7 +163,9 @@ class Machine:
         assert process.stdin is not None and process.stdout is not None
 
         def request(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-            process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}))
+            process.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+            )
             process.stdin.write("\n")
             process.stdin.flush()
             for line in process.stdout:
@@ -204,6 +230,11 @@ def response_texts(request: dict[str, Any]) -> str:
             content = item["content"]
             parts += [content] if isinstance(content, str) else [part.get("text", "") for part in content]
     return "\n".join(parts)
+
+
+def chat_tool_results(request: dict[str, Any]) -> list[str]:
+    """The tool results an OpenAI Chat Completions request carries, in order."""
+    return [message["content"] for message in request["messages"] if message["role"] == "tool"]
 
 
 def tool_json(output: str) -> dict[str, Any]:

@@ -16,7 +16,9 @@ import pytest
 
 from tests.agents.scripted_models import Call, Say, ScriptedModel, scripted_model
 from tests.agents.support import (
+    DOCS_URL,
     Machine,
+    chat_tool_results,
     cli,
     doc_block,
     function_outputs,
@@ -82,7 +84,19 @@ def memories(server: KenfoldServer, **where: str) -> list[dict[str, Any]]:
     return json.loads(server.manage("shell", "-c", code).stdout.splitlines()[-1])
 
 
-def test_claude_code_and_codex_share_memory_and_hand_off(
+def contents(value: Any) -> Iterator[tuple[str, str]]:
+    """(content, source_agent) of every memory anywhere in a tool's JSON result."""
+    if isinstance(value, dict):
+        if "content" in value and "source_agent" in value:
+            yield value["content"], value["source_agent"]
+        for item in value.values():
+            yield from contents(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from contents(item)
+
+
+def test_claude_code_codex_and_opencode_share_memory_and_hand_off(
     server: KenfoldServer, model: ScriptedModel, tmp_path: Path
 ) -> None:
     shop = checkout(tmp_path / "shop").path
@@ -125,16 +139,28 @@ def test_claude_code_and_codex_share_memory_and_hand_off(
     codex_machine.shell(doc_block(CLIENTS, containing="key create codex"))
     codex_machine.shell(doc_block(CLIENTS, containing="codex mcp add kenfold --url"))
     codex_machine.shell(doc_block(CLIENTS, containing="kenfold hook install codex"))
+    listed = codex_machine.run([cli("codex"), "mcp", "list"], cwd=shop).split()
+    assert listed[listed.index("kenfold") + 1 : listed.index("kenfold") + 4] == [
+        server.url,
+        "KENFOLD_API_KEY",
+        "enabled",
+    ]
     hooks = codex_machine.codex_trust_hooks(cwd=shop)
     assert {hook["eventName"] for hook in hooks} == {"sessionStart", "userPromptSubmit", "stop", "sessionEnd"}
-    assert all(" hook --client codex " in hook["command"] and hook["trustStatus"] == "untrusted" for hook in hooks)
+    assert all(
+        " hook --client codex " in hook["command"] and hook["trustStatus"] == "untrusted" for hook in hooks
+    )
 
     # The model recalls what Claude Code wrote, then leaves a handoff.
     model.script = [
         Call("recall", {"query": "checkout retries", "project": PROJECT}, namespace="mcp__kenfold"),
         Call(
             "handoff",
-            {"summary": "Retry wrapper half done", "next_steps": ["Wire retry() into the payment call"], "project": PROJECT},
+            {
+                "summary": "Retry wrapper half done",
+                "next_steps": ["Wire retry() into the payment call"],
+                "project": PROJECT,
+            },
             namespace="mcp__kenfold",
         ),
         Say("Handed off."),
@@ -158,6 +184,33 @@ def test_claude_code_and_codex_share_memory_and_hand_off(
     ]
     codex_summaries = [m["content"] for m in codex_wrote if m["type"] == "episodic"]
     assert len(codex_summaries) == 1 and "Continue the checkout retry work" in codex_summaries[0]
+
+    # OpenCode, configured with docs/clients.md's opencode.json (plus its model, the scripted server as an
+    # OpenAI-compatible provider): get_context returns what Claude Code and Codex wrote.
+    opencode_machine = machine(server, model, tmp_path / "opencode-home")
+    opencode_machine.shell(doc_block(CLIENTS, containing="key create opencode"))
+    config = json.loads(
+        doc_block(CLIENTS, language="json", containing='"type": "remote"').replace(DOCS_URL, server.url)
+    )
+    config["provider"] = {
+        "scripted": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Scripted",
+            "options": {"baseURL": f"{model.url}/v1", "apiKey": "scripted-model-key"},
+            "models": {"scripted-model": {"name": "Scripted"}},
+        }
+    }
+    config["model"] = "scripted/scripted-model"
+    config_file = opencode_machine.home / ".config" / "opencode" / "opencode.json"
+    config_file.parent.mkdir(parents=True)
+    config_file.write_text(json.dumps(config))
+    model.script = [Call("kenfold_get_context", {"project": PROJECT}), Say("Context loaded.")]
+    assert "Context loaded." in opencode_machine.opencode("What is going on in this project?", cwd=shop)
+    context_items = list(
+        contents(tool_json(chat_tool_results(model.requests("/v1/chat/completions")[-1])[-1]))
+    )
+    assert (FACT, "claude-code") in context_items
+    assert ("Retry wrapper half done", "codex") in context_items
 
     # Claude Code's next session: SessionStart's context names the handoff and the fact, as data; the
     # model resumes Codex's handoff.
@@ -188,7 +241,9 @@ def test_claude_code_over_stdio(server: KenfoldServer, model: ScriptedModel, tmp
     fact = "The stdio server shares the database of the HTTP one"
     model.script = [
         Call("ToolSearch", {"query": "select:mcp__kenfold__remember"}),
-        Call("mcp__kenfold__remember", {"content": fact, "type": "project", "project": "github.com/acme/stdio"}),
+        Call(
+            "mcp__kenfold__remember", {"content": fact, "type": "project", "project": "github.com/acme/stdio"}
+        ),
         Say("Stored."),
     ]
     local.claude("Remember how stdio works", cwd=shop, allowed=["mcp__kenfold__remember"])
