@@ -82,7 +82,8 @@ def test_claude_code_codex_and_opencode_share_memory_and_hand_off(
     codex_machine = machine(server, model.url, tmp_path / "codex-home")
     codex_machine.shell(doc_block(CLIENTS, containing="key create codex"))
     codex_machine.shell(doc_block(CLIENTS, containing="codex mcp add kenfold --url"))
-    codex_machine.shell(doc_block(CLIENTS, containing="kenfold hook install codex"))
+    installed = codex_machine.shell(doc_block(CLIENTS, containing="kenfold hook install codex"))
+    assert "Next: start `codex` and approve Kenfold's hooks with /hooks" in installed
     listed = codex_machine.run([cli("codex"), "mcp", "list"], cwd=shop).split()
     assert listed[listed.index("kenfold") + 1 : listed.index("kenfold") + 4] == [
         server.url,
