@@ -148,7 +148,7 @@ def replace_file(path: Path, *, original: str | None, text: str) -> str:
 def _next_step(client: str) -> str:
     if client == "codex":
         return (
-            "Next: start a new Codex session (approve the hooks with /hooks if Codex asks; older versions "
-            "also need `[features] codex_hooks = true` in ~/.codex/config.toml)."
+            "Next: start `codex` and approve Kenfold's hooks with /hooks: Codex runs no hook it has not "
+            "trusted, and `codex exec` skips untrusted hooks without a word."
         )
     return "Next: start a new Claude Code session; its first prompt has the project's memory."
