@@ -3,8 +3,9 @@ real Kenfold and hands over its authorization URL; Debian's chromium, driven by 
 a page of another site (as claude.ai or ChatGPT send the owner), the owner types the password and chooses
 the access and the agent, and the code reaches the client's redirect URI, a small listener on 127.0.0.1.
 The SDK client then writes and reads with the agent chosen on the page, and the dashboard's Disconnect
-ends its tokens. The same form posted from another site is refused. A screenshot of the consent page at
-1280 and 400 px wide goes to artifacts/consent/.
+ends its tokens. After a wrong password the owner can still deny, and the client is told (access_denied).
+The same form posted from another site is refused. A screenshot of the consent page at 1280 and 400 px
+wide goes to artifacts/consent/.
 
 Not part of `make test` (marked `browser`, deselected there): `make test-browser` runs it.
 """
@@ -244,26 +245,63 @@ def test_the_owner_approves_a_client_in_chromium_and_the_sdk_client_writes_and_r
     assert refused.status_code == 401
 
 
-def test_the_consent_form_posted_from_another_site_is_refused(
-    server: OAuthServer, listener: Listener
-) -> None:
-    """Even with every field right (the seal, the CSRF token, the owner's password), the form submitted
-    from a page of another site gets 403 and no code."""
+def _authorization_url(server: OAuthServer, listener: Listener, *, client_name: str, state: str) -> str:
+    """A client registered by hand (DCR) with the listener's redirect URI, and its authorization URL."""
     client_id = httpx.post(
         server.base + "/oauth/register",
-        json={"client_name": "Forged client", "redirect_uris": [listener.redirect_uri]},
+        json={"client_name": client_name, "redirect_uris": [listener.redirect_uri]},
         timeout=60,
     ).json()["client_id"]
     _verifier, challenge = pkce()
-    url = authorize_url(
+    return authorize_url(
         server.base,
         client_id=client_id,
         challenge=challenge,
         redirect_uri=listener.redirect_uri,
         scope="memory:read memory:write",
-        state="forged",
+        state=state,
         resource=server.mcp,
     )
+
+
+def test_after_a_wrong_password_the_owner_denies_and_the_client_is_told(
+    server: OAuthServer, listener: Listener
+) -> None:
+    url = _authorization_url(server, listener, client_name="Denied client", state="no-thanks")
+    watch = Watch(server.base, f"http://127.0.0.1:{listener.port}")
+    watch.expected.append("status of 401 (Unauthorized)")  # the page shown again after the wrong password
+
+    async def scenario() -> None:
+        from playwright.async_api import async_playwright, expect
+
+        expect.set_options(timeout=TIMEOUT_MS)
+        async with async_playwright() as playwright:
+            browser, page = await _browser(playwright)
+            watch.attach(page)
+            await page.goto(url)
+            await page.fill("input[name=password]", "not the password")
+            async with page.expect_navigation():
+                await page.click("button[value=approve]")
+            await expect(page.locator(".problem")).to_have_text("Wrong password.")
+            async with page.expect_navigation():
+                await page.click("button[value=deny]")
+            assert page.url.startswith(listener.redirect_uri + "?"), await page.inner_text("body")
+            await browser.close()
+
+    asyncio.run(scenario())
+    assert watch.problems == []
+    assert len(listener.callbacks) == 1
+    answer = listener.callbacks[0]
+    assert answer["error"] == ["access_denied"] and answer["state"] == ["no-thanks"]
+    assert answer["iss"] == [server.base] and "code" not in answer
+
+
+def test_the_consent_form_posted_from_another_site_is_refused(
+    server: OAuthServer, listener: Listener
+) -> None:
+    """Even with every field right (the seal, the CSRF token, the owner's password), the form submitted
+    from a page of another site gets 403 and no code."""
+    url = _authorization_url(server, listener, client_name="Forged client", state="forged")
 
     async def scenario() -> tuple[int, str]:
         from playwright.async_api import async_playwright
