@@ -100,7 +100,8 @@ class Listener:
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.http.server_address[1]
-        self.redirect_uri = f"http://127.0.0.1:{self.port}/callback"
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.redirect_uri = self.origin + "/callback"
         self.site = f"http://localhost:{self.port}"
 
     def link_page(self, url: str) -> str:
@@ -172,7 +173,7 @@ def test_the_owner_approves_a_client_in_chromium_and_the_sdk_client_writes_and_r
     server: OAuthServer, listener: Listener
 ) -> None:
     storage = MemoryStorage()
-    watch = Watch(server.base, listener.site, f"http://127.0.0.1:{listener.port}")
+    watch = Watch(server.base, listener.site, listener.origin)
 
     async def scenario() -> str:
         from playwright.async_api import async_playwright, expect
@@ -268,7 +269,7 @@ def test_after_a_wrong_password_the_owner_denies_and_the_client_is_told(
     server: OAuthServer, listener: Listener
 ) -> None:
     url = _authorization_url(server, listener, client_name="Denied client", state="no-thanks")
-    watch = Watch(server.base, f"http://127.0.0.1:{listener.port}")
+    watch = Watch(server.base, listener.origin)
     watch.expected.append("status of 401 (Unauthorized)")  # the page shown again after the wrong password
 
     async def scenario() -> None:
