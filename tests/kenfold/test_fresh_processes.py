@@ -36,6 +36,7 @@ from coderefs.services import refs_check
 from consolidation.models import Consolidation
 from kenfold import clock
 from kenfold.caller import Caller
+from kenfold.embedded_db import EmbeddedCluster
 from memories import extraction, keys, services
 from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding
 from oauth.models import OAuthGrant, Owner
@@ -81,7 +82,9 @@ class Fresh:
     home: Path
     env: dict[str, str]
 
-    def manage(self, *args: str, input: str | None = None, check: bool = True, **extra: str):
+    def manage(
+        self, *args: str, input: str | None = None, check: bool = True, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
         return manage(self.home, *args, input=input, check=check, **(self.env | extra))
 
     def job(self, func: str, **extra: str) -> dict[str, object]:
@@ -176,7 +179,7 @@ def db_stop(fresh: Fresh) -> None:
     home = fresh.home / "never-started"
     result = fresh.manage("db", "stop", KENFOLD_HOME=str(home), KENFOLD_DATABASE_URL="")
     assert result.stdout.strip() == "not running"
-    assert not (home / "postgres").exists()
+    assert not EmbeddedCluster(home=home).status().initialized, "nothing was created"
 
 
 def key_create(fresh: Fresh) -> None:
