@@ -40,7 +40,7 @@ from kenfold.embedded_db import EmbeddedCluster
 from memories import extraction, keys, services
 from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding
 from oauth.models import OAuthGrant, Owner
-from tests.mcp.support import INITIALIZE
+from tests.mcp.support import stdio_tool_calls
 from tests.processes import REPO, kenfold_env, manage
 from tests.provider_servers import Received, Reply, chat_reply, openai_embeddings, provider_server
 
@@ -403,38 +403,11 @@ def password(fresh: Fresh) -> None:
 
 
 def mcp(fresh: Fresh) -> None:
-    messages = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "remember", "arguments": {"content": FLY, "project": PROJECT}},
-        },
-    ]
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "mcp"],
-        cwd=REPO,
-        env=kenfold_env(fresh.home, **fresh.env, KENFOLD_AGENT="codex"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdin and process.stdout
-    replies = []
-    # One request at a time: the end of input ends the server, and with it a call still running.
-    for message in messages:
-        process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        if "id" in message:
-            line = process.stdout.readline()
-            assert line, f"no reply; stderr: {process.communicate(timeout=30)[1][-3000:]}"
-            replies.append(json.loads(line))
-    process.communicate(timeout=30)
-    assert process.returncode == 0
-    assert [reply["id"] for reply in replies] == [1, 2] and replies[1]["result"]["isError"] is False
+    env = kenfold_env(fresh.home, **fresh.env, KENFOLD_AGENT="codex")
+    exchange = stdio_tool_calls([("remember", {"content": FLY, "project": PROJECT})], env=env)
+    assert exchange.returncode == 0, exchange.stderr[-3000:]
+    assert [reply["id"] for reply in exchange.replies] == [1, 2]
+    assert exchange.replies[1]["result"]["isError"] is False
     stored = Memory.objects.get()
     assert (stored.content, stored.scope, stored.source_agent) == (FLY, SCOPE, "codex")
 
