@@ -73,8 +73,11 @@ $(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.js
 	npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# `npm install --no-save`, not `npm ci`: npm ci wants a lock entry for every platform's optional build of
+# opencode-ai, and the registry these machines reach lacks the macOS and Windows ones, so no lock can list
+# them; install takes the locked versions of what is there and leaves the lock file alone.
 $(AGENT_CLIS): tests/agents/package.json tests/agents/package-lock.json
-	@npm ci --prefix tests/agents --no-audit --no-fund --loglevel=error || { echo "make test-agents: could not install the agent CLIs from npm (see the error above); it needs the npm registry, or a cache that holds tests/agents/package-lock.json's packages" >&2; exit 1; }
+	@npm install --no-save --prefix tests/agents --no-audit --no-fund --loglevel=error || { echo "make test-agents: could not install the agent CLIs from npm (see the error above); it needs the npm registry, or a cache that holds tests/agents/package-lock.json's packages" >&2; exit 1; }
 	@touch $@
 
 clean:
