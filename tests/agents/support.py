@@ -123,9 +123,11 @@ class Machine:
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         )
 
-    def codex(self, prompt: str, *, cwd: Path, key_file: Path) -> str:
+    def codex(self, prompt: str, *, cwd: Path, key_file: Path | None = None) -> str:
         """One non-interactive Codex session (`codex exec`) with the scripted model as its provider; the
-        MCP key in KENFOLD_API_KEY, as docs/clients.md tells the user to export it."""
+        MCP key in KENFOLD_API_KEY, as docs/clients.md tells the user to export it, when ``key_file`` is
+        given (`kenfold connect` needs none: Codex reads the key file through its headers helper)."""
+        key = {"KENFOLD_API_KEY": key_file.read_text().strip()} if key_file else {}
         provider = f'model_providers.scripted={{name="scripted", base_url="{self.model_url}/v1", wire_api="responses"}}'
         return self.run(
             [
@@ -140,7 +142,7 @@ class Machine:
                 prompt,
             ],
             cwd=cwd,
-            KENFOLD_API_KEY=key_file.read_text().strip(),
+            **key,
         )
 
     def opencode(self, prompt: str, *, cwd: Path) -> str:
