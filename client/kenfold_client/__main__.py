@@ -1,5 +1,5 @@
-"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``
-and ``kenfold hook``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``,
+``kenfold hook`` and ``kenfold connect|doctor`` (kenfold_client.connect).
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
 stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold hook`` itself always exits
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kenfold_client import git
+from kenfold_client import connect, git
 from kenfold_client.docs import default_selection, docs_sync
 from kenfold_client.docs_lint import format_report, lint_folder
 from kenfold_client.errors import ClientError, UsageError
@@ -25,14 +25,7 @@ from kenfold_client.hook import (
     failure,
     run_hook,
 )
-from kenfold_client.hook_config import (
-    CLIENTS,
-    check_server,
-    hooks_config,
-    install_hooks,
-    settings_file,
-    uninstall_hooks,
-)
+from kenfold_client.hook_config import CLIENTS, hooks_config, install_hooks, settings_file, uninstall_hooks
 from kenfold_client.hook_state import state_dir
 from kenfold_client.http import (
     API_KEY_VARIABLE,
@@ -71,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_hook_parsers(commands)
     _add_docs_parsers(commands)
+    connect.add_parsers(commands)
     return parser
 
 
@@ -286,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _hook(arguments)
     if arguments.command == "docs":
         return _docs(arguments, parser)
+    if arguments.command in connect.COMMANDS:
+        return connect.run(arguments)
     if not arguments.dir.is_dir():
         parser.error(f"--dir {arguments.dir} is not a directory")
     try:
@@ -366,7 +362,7 @@ def _hook_setup(arguments: argparse.Namespace) -> int:
             print(json.dumps(config, indent=2))
             return 0
         path = arguments.file or settings_file(arguments.client)
-        check_server(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
+        connect.require_working_hooks(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
         print(for_terminal(install_hooks(client=arguments.client, config=config, path=path)))
     except ClientError as error:
         print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)

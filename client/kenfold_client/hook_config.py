@@ -5,9 +5,9 @@ Both clients read the same shape (event -> groups -> command handlers with a tim
 differ in the file and the events: Codex has no PostCompact and allows SessionEnd 3 s. Installing merges
 into the user's own settings, so it keeps every entry it did not write, replaces the ones it wrote before
 (a second install changes nothing), saves a backup before writing and refuses a file it cannot read as
-JSON rather than overwrite what the user wrote by hand. Before it writes, it checks that the hooks would
-work: the key file reads and the server answers and accepts the key. Uninstalling removes only what an
-install wrote, so install then uninstall gives back the user's own file.
+JSON rather than overwrite what the user wrote by hand (`kenfold hook install` first checks that the
+hooks would work: kenfold_client.connect.require_working_hooks). Uninstalling removes only what an install
+wrote, so install then uninstall gives back the user's own file.
 """
 
 import json
@@ -18,13 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kenfold_client.errors import ClientError, ServerError, ServerUnreachable, UsageError
-from kenfold_client.http import mcp_url_from_environment, read_api_key
-from kenfold_client.mcp import McpClient
+from kenfold_client.errors import ClientError, UsageError
 
 CLIENTS = ("claude-code", "codex")
-# The install's check of the server: a server that takes longer than this would fail the hooks anyway.
-CHECK_SECONDS = 5.0
 TIMEOUTS = {
     "claude-code": {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 5, "PostCompact": 5, "SessionEnd": 5},
     "codex": {"SessionStart": 10, "UserPromptSubmit": 5, "Stop": 5, "SessionEnd": 3},
@@ -39,7 +35,7 @@ def settings_file(client: str) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def _kenfold_binary() -> list[str]:
+def kenfold_command() -> list[str]:
     """The command that runs this very client, by absolute path (the agent's PATH may not have it)."""
     program = Path(sys.argv[0])
     if program.name == "kenfold" and program.is_file():
@@ -48,7 +44,7 @@ def _kenfold_binary() -> list[str]:
 
 
 def hook_command(*, client: str, url: str | None, key_file: Path | None) -> str:
-    words = [*_kenfold_binary(), "hook", "--client", client]
+    words = [*kenfold_command(), "hook", "--client", client]
     if url:
         words += ["--url", url]
     if key_file is not None:
@@ -106,41 +102,6 @@ def merge_hooks(settings: dict[str, Any], config: dict[str, Any], *, where: Path
     return merged
 
 
-def check_server(*, client: str, url: str | None, key_file: Path | None) -> None:
-    """Refuse an install whose hooks could not work: a key file that cannot be read, or a server that does
-    not answer (or refuses the key) at the address the hooks will use.
-
-    Checked with the key and URL the hooks will use (``--key-file``, else $KENFOLD_API_KEY; ``--url``, else
-    $KENFOLD_URL), so a mistake shows now, in the terminal, rather than as a one-line notice in every session.
-    """
-    try:
-        api_key = read_api_key(key_file=key_file)
-    except UsageError as error:
-        raise UsageError(
-            f"{error}; nothing was installed. Save the agent's API key in that file (the owner creates one "
-            "with `python manage.py key create <agent>`) or pass another --key-file"
-        ) from None
-    mcp_url = url or mcp_url_from_environment()
-    try:
-        with McpClient(mcp_url=mcp_url, api_key=api_key, client_name=client) as mcp:
-            mcp.tool_names(timeout=CHECK_SECONDS)
-    except ServerUnreachable as error:
-        raise ClientError(
-            f"{error}; nothing was installed. Start the server (`make run`) or pass its MCP address with "
-            "--url, then run the install again"
-        ) from None
-    except ServerError as error:
-        if error.status_code in (401, 403):
-            raise ClientError(
-                f"Kenfold at {mcp_url} refused the API key: {error}; nothing was installed. Pass the agent's "
-                "own key with --key-file"
-            ) from None
-        raise ClientError(
-            f"{mcp_url} did not answer as a Kenfold MCP endpoint ({error}); nothing was installed. Pass the "
-            "address agents use, ending in /mcp, with --url"
-        ) from None
-
-
 def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
     """Merge ``config`` into ``path`` and say what happened and what to do next."""
     original, settings = _read_settings(
@@ -150,7 +111,7 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
     next_step = _next_step(client)
     if merged == settings:
         return f"The Kenfold hooks in {path} are already up to date. {next_step}"
-    backup_note = _write_settings(path, original=original, settings=merged)
+    backup_note = _write_json(path, original=original, settings=merged)
     return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
 
 
@@ -195,7 +156,7 @@ def uninstall_hooks(*, path: Path) -> str:
     cleaned = remove_hooks(settings, where=path)
     if cleaned == settings:
         return f"There are no Kenfold hooks in {path}; nothing was changed."
-    backup_note = _write_settings(path, original=original, settings=cleaned)
+    backup_note = _write_json(path, original=original, settings=cleaned)
     return f"Removed the Kenfold hooks from {path}{backup_note}; every other setting is kept."
 
 
@@ -219,8 +180,15 @@ def _read_settings(path: Path, *, or_else: str) -> tuple[str | None, dict[str, A
     return original, settings
 
 
-def _write_settings(path: Path, *, original: str | None, settings: dict[str, Any]) -> str:
-    """Write ``settings`` to ``path`` after saving the previous file; returns the note naming the backup."""
+def _write_json(path: Path, *, original: str | None, settings: dict[str, Any]) -> str:
+    return replace_file(
+        path, original=original, text=json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+def replace_file(path: Path, *, original: str | None, text: str) -> str:
+    """Write ``text`` to the user's settings file ``path`` (whose content was ``original``, None when it did
+    not exist), keeping a backup and the file's mode; returns a note naming the backup, or ""."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup_note = ""
     if original is not None:
@@ -230,7 +198,7 @@ def _write_settings(path: Path, *, original: str | None, settings: dict[str, Any
         backup_note = f" (the previous file is saved as {backup})"
     # Written to a temporary file and renamed: an interrupted write leaves the old settings intact.
     temporary = path.with_name(f".{path.name}.kenfold.tmp")
-    temporary.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(text)
     if original is not None:
         temporary.chmod(path.stat().st_mode & 0o777)
     temporary.replace(path)
@@ -240,7 +208,7 @@ def _write_settings(path: Path, *, original: str | None, settings: dict[str, Any
 def _next_step(client: str) -> str:
     if client == "codex":
         return (
-            "Next: start a new Codex session (approve the hooks with /hooks if Codex asks; older versions "
-            "also need `[features] codex_hooks = true` in ~/.codex/config.toml)."
+            "Next: start `codex` and approve Kenfold's hooks with /hooks: Codex runs no hook it has not "
+            "trusted, and `codex exec` skips untrusted hooks without a word."
         )
     return "Next: start a new Claude Code session; its first prompt has the project's memory."

@@ -66,45 +66,6 @@ class McpClient:
     ) -> dict[str, Any]:
         """The tool's structured result. Raises ``ToolRejected`` for a tool error, ``ServerUnreachable``
         for a transport failure and ``ServerError`` for an answer that is not a JSON-RPC result."""
-        result = self._request(
-            method="tools/call",
-            params={"name": name, "arguments": arguments},
-            session_id=session_id,
-            headers={"Mcp-Name": name},
-            what=name,
-            timeout=timeout,
-        )
-        if result.get("isError"):
-            text = " ".join(
-                block.get("text", "") for block in result.get("content", []) if isinstance(block, dict)
-            )
-            raise ToolRejected(f"{name}: {text.strip() or 'the tool failed without a message'}")
-        structured = result.get("structuredContent")
-        if not isinstance(structured, dict):
-            raise ServerError(f"{name} answered without structured content", status_code=200)
-        return structured
-
-    def tool_names(self, *, timeout: float = HTTP_TIMEOUT_SECONDS) -> list[str]:
-        """The names of the tools the server offers to this caller: one cheap request that proves the URL
-        is a Kenfold MCP endpoint and that it accepts the API key."""
-        result = self._request(method="tools/list", params={}, what="tools/list", timeout=timeout)
-        tools = result.get("tools")
-        if not isinstance(tools, list):
-            raise ServerError("tools/list answered without a list of tools", status_code=200)
-        return [
-            tool["name"] for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-        ]
-
-    def _request(
-        self,
-        *,
-        method: str,
-        params: dict[str, Any],
-        what: str,
-        timeout: float,
-        session_id: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
         meta: dict[str, Any] = {
             "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
             "io.modelcontextprotocol/clientInfo": {"name": self.client_name, "version": _CLIENT_VERSION},
@@ -115,18 +76,31 @@ class McpClient:
         body = {
             "jsonrpc": "2.0",
             "id": next(self._ids),
-            "method": method,
-            "params": {**params, "_meta": meta},
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta},
         }
         # 2026-07-28 servers route on these headers and refuse a request whose headers and body disagree.
         request = self._client.build_request(
-            "POST", self.url, json=body, headers={"Mcp-Method": method, **(headers or {})}, timeout=timeout
+            "POST",
+            self.url,
+            json=body,
+            headers={"Mcp-Method": "tools/call", "Mcp-Name": name},
+            timeout=timeout,
         )
         response = send_same_origin(self._client, request, authenticated=self._authenticated)
-        return _jsonrpc_result(response, what=what)
+        result = _jsonrpc_result(response, tool=name)
+        if result.get("isError"):
+            text = " ".join(
+                block.get("text", "") for block in result.get("content", []) if isinstance(block, dict)
+            )
+            raise ToolRejected(f"{name}: {text.strip() or 'the tool failed without a message'}")
+        structured = result.get("structuredContent")
+        if not isinstance(structured, dict):
+            raise ServerError(f"{name} answered without structured content", status_code=response.status_code)
+        return structured
 
 
-def _jsonrpc_result(response: httpx.Response, *, what: str) -> dict[str, Any]:
+def _jsonrpc_result(response: httpx.Response, *, tool: str) -> dict[str, Any]:
     message = _message(response)
     if isinstance(message, dict) and isinstance(message.get("result"), dict):
         return message["result"]
@@ -136,7 +110,7 @@ def _jsonrpc_result(response: httpx.Response, *, what: str) -> dict[str, Any]:
         detail = message["error"]  # Kenfold's own HTTP errors (401, 403) are {"error": "..."}
     else:
         detail = "no JSON-RPC answer; is --url the server's /mcp address?"
-    raise ServerError(f"{what} failed ({response.status_code}): {detail}", status_code=response.status_code)
+    raise ServerError(f"{tool} failed ({response.status_code}): {detail}", status_code=response.status_code)
 
 
 def _message(response: httpx.Response) -> Any:

@@ -139,14 +139,13 @@ def test_install_refuses_a_key_file_that_does_not_exist_and_writes_nothing(
         capsys, "hook", "install", "claude-code", "--file", str(target), "--url", refs_server.mcp_url,
         "--key-file", str(missing),
     )  # fmt: skip
-    assert (code, out) == (2, "")
+    assert (code, out) == (1, "")
     assert err == (
-        f"kenfold: error: cannot read the API key file {missing}: No such file or directory; nothing was "
-        "installed. Save the agent's API key in that file (the owner creates one with "
-        "`python manage.py key create <agent>`) or pass another --key-file\n"
+        f"kenfold: error: there is no key file at {missing}; nothing was installed. Save the agent's key "
+        f"there: mkdir -p {tmp_path} && (umask 077 && printf '%s\\n' 'kf_…' > {missing}), with a key from "
+        "the dashboard's Clients page or `manage.py key create claude-code`; or pass --key-file\n"
     )
     assert not target.parent.exists()
-    assert refs_server.received == [], "the server is not asked when the key cannot be read"
 
 
 def test_install_refuses_a_url_where_nothing_answers_and_changes_nothing(
@@ -154,13 +153,14 @@ def test_install_refuses_a_url_where_nothing_answers_and_changes_nothing(
 ) -> None:
     target = tmp_path / "settings.json"
     target.write_text('{"model": "opus"}')
-    url = f"http://127.0.0.1:{free_port()}/mcp"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
     code, out, err = run(capsys, "hook", "install", "claude-code", "--file", str(target), "--url", url)
     assert (code, out) == (1, "")
     assert err == (
-        f"kenfold: error: cannot reach Kenfold at {url}: [Errno 111] Connection refused; nothing was "
-        "installed. Start the server (`make run`) or pass its MCP address with --url, then run the install "
-        "again\n"
+        f"kenfold: error: cannot reach Kenfold at http://127.0.0.1:{port}/healthz: [Errno 111] Connection "
+        "refused; nothing was installed. Start the server (`make run` where Kenfold is installed), or pass "
+        "its address with --url (it ends in /mcp, for example http://127.0.0.1:7077/mcp)\n"
     )
     assert target.read_text() == '{"model": "opus"}' and list(tmp_path.glob("*.bak")) == []
 
@@ -170,17 +170,18 @@ def test_install_refuses_a_url_where_nothing_answers_and_changes_nothing(
     [
         (
             401,
-            "Kenfold at {url} refused the API key: tools/list failed (401): invalid API key; nothing was "
-            "installed. Pass the agent's own key with --key-file",
+            "the server refused the key in {key_file} (Kenfold refused GET /api/v1/whoami (401): invalid "
+            "API key); nothing was installed. Ask the owner for a new key (dashboard, Clients page) and save "
+            "it in the key file",
         ),
         (
             404,
-            "{url} did not answer as a Kenfold MCP endpoint (tools/list failed (404): invalid API key); "
-            "nothing was installed. Pass the address agents use, ending in /mcp, with --url",
+            "Kenfold refused GET /api/v1/whoami (404): invalid API key; nothing was installed. Update the "
+            "Kenfold server, then run this again",
         ),
     ],
 )
-def test_install_refuses_a_server_that_rejects_the_key_or_is_not_kenfold(
+def test_install_refuses_a_server_that_rejects_the_key_or_cannot_check_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, refs_server: RefsServer, status: int, message: str
 ) -> None:
     refs_server.failure = (status, {"error": "invalid API key"})
@@ -191,10 +192,11 @@ def test_install_refuses_a_server_that_rejects_the_key_or_is_not_kenfold(
         capsys, "hook", "install", "codex", "--file", str(target), "--url", refs_server.mcp_url,
         "--key-file", str(key_file),
     )  # fmt: skip
-    assert (code, out, err) == (1, "", f"kenfold: error: {message.format(url=refs_server.mcp_url)}\n")
+    assert (code, out, err) == (1, "", f"kenfold: error: {message.format(key_file=key_file)}\n")
     assert not target.exists()
-    [request] = refs_server.received
-    assert request.headers["authorization"] == "Bearer kf_wrong" and request.body["method"] == "tools/list"
+    [health, whoami] = refs_server.received
+    assert (health.path, whoami.path) == ("/healthz", "/api/v1/whoami")
+    assert whoami.headers["authorization"] == "Bearer kf_wrong"
 
 
 def test_install_for_codex_writes_its_hooks_file_under_codex_home(

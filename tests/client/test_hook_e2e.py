@@ -334,9 +334,9 @@ async def test_install_checks_the_real_server_and_uninstall_gives_the_settings_b
     refused = kenfold_run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(wrong))
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr == (
-        f"kenfold: error: Kenfold at {server.url} refused the API key: tools/list failed (401): unknown API "
-        "key; create one with `python manage.py key create <agent>`; nothing was installed. Pass the agent's "
-        "own key with --key-file\n"
+        f"kenfold: error: the server refused the key in {wrong} (Kenfold refused GET /api/v1/whoami (401): "
+        "unknown API key; create one with `python manage.py key create <agent>`); nothing was installed. Ask "
+        "the owner for a new key (dashboard, Clients page) and save it in the key file\n"
     )
     assert json.loads(settings.read_text()) == {"model": "opus"}
 
