@@ -254,7 +254,10 @@ def test_doctor_names_hooks_that_use_another_url_or_key_file(server: KenfoldServ
     assert not hooks["ok"] and hooks["detail"].endswith(f"reads the key from {other}")
     assert hooks["fix"] == f"kenfold hook install claude-code --url {server.url} --key-file {key_file}"
     stale = f"http://127.0.0.1:{free_port()}/mcp"
-    machine.run("hook", "install", "claude-code", "--url", stale, "--key-file", str(key_file))
+    # The install refuses a URL where nothing answers, so the server "moved" after the hooks were installed.
+    machine.run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(key_file))
+    settings = machine.home / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(server.url, stale))
     code, [report] = machine.report("doctor", "claude-code", "--url", server.url)
     assert code == 1 and checks(report)["hooks"]["detail"].endswith(f"uses --url {stale}")
 
