@@ -7,7 +7,8 @@ caught what, and the time per 1 KB of memory text.
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
 --detect-secrets adds PyPI detect-secrets (installed with ``pip install --target DIR detect-secrets``) as a
-second layer and reports what it would add and what it would wrongly refuse.
+second layer and reports what it would add and what it would wrongly refuse (--without-entropy: without its
+two high-entropy-string plugins).
 """
 
 import argparse
@@ -40,13 +41,22 @@ def load_rules(path: str | None) -> ModuleType:
     return module
 
 
-def detect_secrets_scanner(directory: str) -> Callable[[str], bool]:
+def detect_secrets_scanner(directory: str, *, entropy: bool) -> Callable[[str], bool]:
+    """detect-secrets 1.5 on each line with its default filters: all its plugins, or all but the two
+    high-entropy-string detectors (which refuse most hashes and ids)."""
     sys.path.insert(0, directory)
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.core.scan import scan_line
-    from detect_secrets.settings import default_settings
+    from detect_secrets.settings import default_settings, transient_settings
+
+    plugins = [
+        {"name": plugin.__name__}
+        for plugin in get_mapping_from_secret_type_to_class().values()
+        if entropy or "HighEntropy" not in plugin.__name__
+    ]
 
     def found(text: str) -> bool:
-        with default_settings():
+        with default_settings(), transient_settings({"plugins_used": plugins}):
             return any(True for line in text.splitlines() for _ in scan_line(line))
 
     return found
@@ -138,11 +148,14 @@ def main() -> None:
     parser.add_argument("--part", choices=("main", "aside", "both"), default="both")
     parser.add_argument("--rules")
     parser.add_argument("--detect-secrets", dest="detect_secrets")
+    parser.add_argument("--without-entropy", action="store_true", help="detect-secrets without its entropy plugins")
     parser.add_argument("--list-misses", action="store_true")
     parser.add_argument("--no-timing", action="store_true")
     args = parser.parse_args()
     rules = load_rules(args.rules)
-    second = detect_secrets_scanner(args.detect_secrets) if args.detect_secrets else None
+    second = (
+        detect_secrets_scanner(args.detect_secrets, entropy=not args.without_entropy) if args.detect_secrets else None
+    )
     parts: dict[str, Callable[[], list[Sample]]] = {"main": main_part, "aside": aside_part}
     for name, build in parts.items():
         if args.part in (name, "both"):
