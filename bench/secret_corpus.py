@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|both] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
+from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.texts import Sample  # noqa: E402
 
 
@@ -145,20 +146,28 @@ def time_per_kilobyte(rules: ModuleType) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("main", "aside", "both"), default="both")
+    parser.add_argument("--part", choices=("main", "aside", "fresh-aside", "all"), default="all")
     parser.add_argument("--rules")
     parser.add_argument("--detect-secrets", dest="detect_secrets")
-    parser.add_argument("--without-entropy", action="store_true", help="detect-secrets without its entropy plugins")
+    parser.add_argument(
+        "--without-entropy", action="store_true", help="detect-secrets without its entropy plugins"
+    )
     parser.add_argument("--list-misses", action="store_true")
     parser.add_argument("--no-timing", action="store_true")
     args = parser.parse_args()
     rules = load_rules(args.rules)
     second = (
-        detect_secrets_scanner(args.detect_secrets, entropy=not args.without_entropy) if args.detect_secrets else None
+        detect_secrets_scanner(args.detect_secrets, entropy=not args.without_entropy)
+        if args.detect_secrets
+        else None
     )
-    parts: dict[str, Callable[[], list[Sample]]] = {"main": main_part, "aside": aside_part}
+    parts: dict[str, Callable[[], list[Sample]]] = {
+        "main": main_part,
+        "aside": aside_part,
+        "fresh-aside": fresh_aside_part,
+    }
     for name, build in parts.items():
-        if args.part in (name, "both"):
+        if args.part in (name, "all"):
             measure(name, build(), rules, second, args.list_misses)
     if not args.no_timing:
         time_per_kilobyte(rules)

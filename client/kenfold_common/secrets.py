@@ -336,13 +336,14 @@ _WORD_START = r"(?<![A-Za-z0-9_])"
 # "eyJeyJeyJ..." linear, since its tail (a dot after a long run) can fail.
 _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 # Any name characters may come before a suffix, so "secret" covers the spec's "client_secret" and "pass"
+# (Java properties spell the parts with dots: "cohere.api.key")
 # covers "DB_PASS"; "pass" must start a word ("bypass" is not a password) or a camelCase part ("dbPass").
 # The "[_-]?" forms admit camelCase JSON keys ("secretKey", "apiKey"). The key names are ours beyond the
 # spec's: Django's SECRET_KEY, Rails' secret_key_base, and the usual names of encryption and signing keys.
 _SECRET_NAME_SUFFIX = (
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
-    r"|secret(?:[_-]?key(?:[_-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
-    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_-]?key)"
+    r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
+    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key)"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -746,16 +747,32 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "secret-assignment",
         "credential assigned to a secret-named field",
-        # Starts at the beginning of the text or after whitespace, an opening delimiter or a query string's
-        # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=..."); "export NAME=" and
-        # "--name=" need no special case because the name starts after the space and may contain "-".
-        # ":=" and "=>" (Go, Ruby, PHP) are accepted besides the spec's ":" "=" and whitespace.
+        # Starts at the beginning of the text or after whitespace, an opening delimiter, a query string's
+        # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=...") or a ":" (PowerShell's
+        # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
+        # space and may contain "-". ":=" and "=>" (Go, Ruby, PHP) and a table's "|" between the name's cell
+        # and the value's are accepted besides the spec's ":" "=" and whitespace.
         re.compile(
-            r"(?<![^\s\"'{(,;&?=])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?"
-            r"(?P<separator>\s*+(?::=|=>|[:=])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?"
+            r"(?P<separator>\s*+(?::=|=>|[:=|])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # The name and the value as two entries of one element: .NET appSettings (<add key="API_KEY"
+        # value="..."/>), Kubernetes env lists (- name: API_KEY / value: ...), JSON name/value pairs.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:key|name)[\"']?\s*+[=:]\s*+[\"']?(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")[\"']?(?P<separator>\s*+,?\s*+[\"']?value[\"']?\s*+[=:]\s*+)[\"'`]?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="alue",
     ),
 )
 

@@ -57,9 +57,9 @@ def test_base64_of_ordinary_text_and_binary_is_left_alone() -> None:
 def test_a_real_shaped_token_with_a_placeholder_word_inside_is_still_refused(word: str) -> None:
     hex_token = "sbp_" + "0c22fe737798defc" + word + "cd23e73da13911788e0c22fe737798"[: 24 - len(word)]
     assert layers(f"deploy uses {hex_token} nightly") == [("supabase-token", "masked placeholder words")]
-    assert [f.rule for f in find_secrets("token: ghp_" + BODY[:10] + word + BODY[10 + len(word) :] + "Q2")] == [
-        "github-token"
-    ]
+    assert [
+        f.rule for f in find_secrets("token: ghp_" + BODY[:10] + word + BODY[10 + len(word) :] + "Q2")
+    ] == ["github-token"]
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,14 @@ def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() ->
         samples = part(name)
         assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
         disguises = {s.disguise for s in samples if s.is_credential}
-        assert {"plain", "zero-width", "fullwidth", "url-encoded", "base64-encoded", "split-line"} <= disguises
+        assert {
+            "plain",
+            "zero-width",
+            "fullwidth",
+            "url-encoded",
+            "base64-encoded",
+            "split-line",
+        } <= disguises
 
 
 def test_the_aside_part_differs_from_the_main_part() -> None:
