@@ -750,11 +750,15 @@ _RULES: tuple[_Rule, ...] = (
         # Starts at the beginning of the text or after whitespace, an opening delimiter, a query string's
         # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=...") or a ":" (PowerShell's
         # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
-        # space and may contain "-". ":=" and "=>" (Go, Ruby, PHP) and a table's "|" between the name's cell
-        # and the value's are accepted besides the spec's ":" "=" and whitespace.
+        # space and may contain "-". Besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
+        # a table's "|" between the name's cell and the value's, "," between call arguments
+        # (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
+        # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
+        # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?"
-            r"(?P<separator>\s*+(?::=|=>|[:=|])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?\]?"
+            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|[:=|,])\s*+|\s++is\s++|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\s++)"
+            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,

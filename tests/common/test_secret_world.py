@@ -1,5 +1,7 @@
-"""The secret filter against the world's credential formats (tests/common/secret_world): issue 37's targets,
-on the main part (the rules were changed against it) and on the aside part (they were not).
+"""The secret filter against the world's credential formats (tests/common/secret_world): issue 37's targets
+on every part: the main part (the rules were changed against it) and the aside, fresh aside and held-out
+parts, each written before a measurement of it and kept out of the rule changes until then (their
+first figures, before the rules learnt from them, are in docs/security.md).
 
 A credential counts as refused when the filter finds anything in its text (``reject_secrets`` then raises);
 redaction must also leave none of its middle behind. Figures per kind and layer: ``python -m bench.secret_corpus``.
@@ -12,12 +14,14 @@ import pytest
 from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
+from tests.common.secret_world.fresh_aside import fresh_aside_part
+from tests.common.secret_world.held_out import held_out_part
 from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.texts import Sample
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
-PARTS = {"main": main_part, "aside": aside_part}
+PARTS = {"main": main_part, "aside": aside_part, "fresh-aside": fresh_aside_part, "held-out": held_out_part}
 
 
 @cache
@@ -44,9 +48,10 @@ def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() ->
         } <= disguises
 
 
-def test_the_aside_part_differs_from_the_main_part() -> None:
+@pytest.mark.parametrize("name", ["aside", "fresh-aside", "held-out"])
+def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
     main_texts = {s.text for s in part("main")}
-    aside = part("aside")
+    aside = part(name)
     assert not main_texts & {s.text for s in aside if s.is_credential}
     assert "bidi-control" in {s.disguise for s in aside}
 

@@ -377,6 +377,32 @@ def multi_line_prose(rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+def names_without_values(rng: random.Random) -> str:
+    # Documentation and code that name secrets, tokens and keys next to things that are not their values.
+    return rng.choice(
+        (
+            "| API_KEY | required | Your API key from the dashboard |",
+            "| AUTH_TOKEN | string | The token the webhook sends in its header |",
+            "The token is refreshed automatically every hour by the sidecar.",
+            "password, username and email are required fields on the signup form",
+            'os.Setenv("API_KEY", os.Getenv("LEGACY_API_KEY"))',
+            f"cache_key: {chars(rng, HEX, 40)}",
+            f"idempotency_key: {uuid4(rng)}",
+            f"public_key: {chars(rng, HEX, 64)}",
+            f'partition_key = "orders#{digits(rng, 6)}"',
+            f"access_token_sha256: {chars(rng, HEX, 64)}",
+            f"signing_key_id: {uuid4(rng)}",
+            "api_key_name: prod-orders-2024",
+            "Set `OPENAI_API_KEY` to your key (it starts with `sk-`).",
+            "kubectl create secret generic orders-db --from-literal=password=$DB_PASSWORD",
+            "The secret is stored in Vault at secret/data/prod/orders, rotated by the platform team.",
+            'gh secret set NPM_TOKEN --body "$NPM_TOKEN"',
+            f"token: {chars(rng, HEX, 40)}  # the commit the cache was built from",
+            "const apiKey: string = process.env.API_KEY ?? '';",
+        )
+    )
+
+
 LOOK_ALIKES: dict[str, Callable[[random.Random], str]] = {
     "git-sha": git_sha,
     "digest": digest,
@@ -390,6 +416,7 @@ LOOK_ALIKES: dict[str, Callable[[random.Random], str]] = {
     "korean-text": korean,
     "public-key": public_key,
     "wrapped-lines": multi_line_prose,
+    "names-without-values": names_without_values,
 }
 
 
