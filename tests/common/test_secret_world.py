@@ -14,9 +14,9 @@ import pytest
 from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
+from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
-from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.texts import Sample
 
 MIN_CREDENTIALS_REFUSED = 0.99
