@@ -135,9 +135,16 @@ def time_per_kilobyte(rules: ModuleType) -> None:
             "def handler(event):\n    sha = 'a94a8fe5ccb19ba61c4c0873d391e987982fbbd3'\n    return sha[:7]\n"
             * 12
         )[:1024],
+        "config lines": (
+            "ORDERS_DB_HOST=db.internal\nORDERS_QUEUE=orders-v2\nRETRY_BACKOFF_MS=2500\nFEATURE_FLAGS=a1,b2,c3\n"
+            "deploy:\n  image: registry.example.org/orders:1.4.2\n  replicas: 3\n  region: eu-west-1\n" * 6
+        )[:1024],
+        "URLs with escapes": (
+            "https://example.com/search?q=rollback%20plan&ref=docs%2Fdeploy.md&utm_source=wiki%20page " * 12
+        )[:1024],
     }
     for label, text in texts.items():
-        rounds = 300
+        rounds = 500
         start = time.process_time()
         for _ in range(rounds):
             rules.find_secrets(text)

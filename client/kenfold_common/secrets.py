@@ -828,11 +828,13 @@ _TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
     f"(?<=[{_TOKEN_CHARS}])(?P<continued>\\\\?)\r?\n[ \t]*(?=[{_TOKEN_CHARS}])"
 )
-_TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*$")
+_TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
 _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
 # Without a shell continuation, the two pieces together must look like a token (long, with a digit or both
 # cases), so that wrapped prose is not read twice; a finding only counts if it runs across the break.
 _MIN_JOINED_RUN = 16
+_MIN_JOINED_DIGITS = 2
+_MIN_JOINED_CASE_FLIPS = 3
 _JOIN_WINDOW = 250
 # Base64 of a line such as "token=ghp_..." is at least this long; shorter runs are words and ids.
 _BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{28,}+={0,2}")
@@ -900,7 +902,12 @@ def _normalized_reading(text: str) -> _Reading | None:
 
 
 def _looks_like_a_token_run(run: str) -> bool:
-    return any(char.isdigit() for char in run) or (run.lower() != run and run.upper() != run)
+    # Digits, or a case that flips back and forth: "db.internalORDERS_QUEUE" and "configurationThe" (the
+    # end of one line and the start of the next) flip once or twice, a random run of 16 flips about 8 times.
+    if sum(char.isdigit() for char in run) >= _MIN_JOINED_DIGITS:
+        return True
+    cases = [char.isupper() for char in run if char.isalpha()]
+    return sum(a != b for a, b in zip(cases, cases[1:], strict=False)) >= _MIN_JOINED_CASE_FLIPS
 
 
 def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
@@ -909,13 +916,17 @@ def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
     text = reading.text
     breaks = []
     for found in _LINE_BREAK_IN_TOKEN_RE.finditer(text):
-        before = _TOKEN_RUN_BEFORE_RE.search(text, 0, found.start())
-        after = _TOKEN_RUN_AFTER_RE.match(text, found.end())
-        left = before[0] if before else ""
-        right = after[0] if after else ""
-        if found["continued"] or (
-            len(left) + len(right) >= _MIN_JOINED_RUN and _looks_like_a_token_run(left + right)
-        ):
+        if found["continued"]:
+            breaks.append(found.span())
+            continue
+        right = _TOKEN_RUN_AFTER_RE.match(text, found.end())
+        # A next line that goes on with "=" or ":" is an assignment or a YAML key of its own.
+        if right is None or text[right.end() : right.end() + 1] in ("=", ":"):
+            continue
+        # The run before the break, in a bounded stretch: the pieces only have to be long enough together.
+        left = _TOKEN_RUN_BEFORE_RE.search(text, max(0, found.start() - _MIN_JOINED_RUN), found.start())
+        run = (left[0] if left else "") + right[0]
+        if len(run) >= _MIN_JOINED_RUN and _looks_like_a_token_run(run):
             breaks.append(found.span())
     if not breaks:
         return
@@ -1027,11 +1038,6 @@ def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
 # and keys under a qualified name read it: for a value a context rule judges, a placeholder word standing
 # at its edge ("changeme123", "<key>-EXAMPLE") still makes it a placeholder.
 _MASK_WORDS = ("example", "sample", "test", "demo", "dummy", "fake", "xxxx")
-_MASK_WORD_ALTERNATIVES = "example|sample|test|demo|dummy|fake|x{4,}"
-_MASKED_WORD_RE = re.compile(
-    f"(?<=[A-Za-z0-9])(?:{_MASK_WORD_ALTERNATIVES})|(?:{_MASK_WORD_ALTERNATIVES})(?=[A-Za-z0-9])",
-    re.IGNORECASE,
-)
 _CONTEXT_RULE_IDS = frozenset(
     {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
 )
@@ -1043,10 +1049,27 @@ _MASKED_RULES: tuple[_Rule, ...] = tuple(
 
 
 def _masked_spots(text: str) -> list[tuple[int, int]]:
+    """Where a placeholder word touches a letter or digit of the same run (str.find: a case-insensitive
+    regex over the whole text costs more than all the rules)."""
     lowered = text.lower()
-    if not any(word in lowered for word in _MASK_WORDS):
-        return []
-    return [found.span() for found in _MASKED_WORD_RE.finditer(text)]
+    spots = []
+    for word in _MASK_WORDS:
+        position = lowered.find(word)
+        while position != -1:
+            end = position + len(word)
+            while word == "xxxx" and end < len(lowered) and lowered[end] == "x":
+                end += 1
+            touches = (position > 0 and _is_ascii_alnum(text[position - 1])) or (
+                end < len(text) and _is_ascii_alnum(text[end])
+            )
+            if touches:
+                spots.append((position, end))
+            position = lowered.find(word, end)
+    return spots
+
+
+def _is_ascii_alnum(char: str) -> bool:
+    return char != "_" and _is_word_character(char)
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
