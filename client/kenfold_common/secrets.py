@@ -24,6 +24,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from kenfold_common.errors import SecretDetected
 
@@ -901,13 +902,18 @@ def _normalized_reading(text: str) -> _Reading | None:
     return _Reading("".join(pieces), starts, ends)
 
 
+def _starts_a_key(text: str, position: int) -> bool:
+    follows = text[position : position + 2]
+    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==")
+
+
 def _looks_like_a_token_run(run: str) -> bool:
     # Digits, or a case that flips back and forth: "db.internalORDERS_QUEUE" and "configurationThe" (the
     # end of one line and the start of the next) flip once or twice, a random run of 16 flips about 8 times.
     if sum(char.isdigit() for char in run) >= _MIN_JOINED_DIGITS:
         return True
     cases = [char.isupper() for char in run if char.isalpha()]
-    return sum(a != b for a, b in zip(cases, cases[1:], strict=False)) >= _MIN_JOINED_CASE_FLIPS
+    return sum(a != b for a, b in pairwise(cases)) >= _MIN_JOINED_CASE_FLIPS
 
 
 def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
@@ -920,8 +926,9 @@ def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
             breaks.append(found.span())
             continue
         right = _TOKEN_RUN_AFTER_RE.match(text, found.end())
-        # A next line that goes on with "=" or ":" is an assignment or a YAML key of its own.
-        if right is None or text[right.end() : right.end() + 1] in ("=", ":"):
+        # A next line that goes on with "=" or ":" is an assignment or a YAML key of its own; "==" is base64
+        # padding, the end of the token's rest.
+        if right is None or _starts_a_key(text, right.end()):
             continue
         # The run before the break, in a bounded stretch: the pieces only have to be long enough together.
         left = _TOKEN_RUN_BEFORE_RE.search(text, max(0, found.start() - _MIN_JOINED_RUN), found.start())
