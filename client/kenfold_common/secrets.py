@@ -9,6 +9,11 @@ because their patterns match ordinary text far more often: placeholders (``${API
 ``changeme123``) and, for most, values that do not look random (commit SHAs, words, paths) or, in a
 password field, not like a password a person would choose (``Summer2021!``).
 
+The rules read the text as written and then as a reader would see it (NFKC, invisible characters removed,
+percent-escapes decoded, lines joined inside a token, base64 runs decoded, placeholder words inside a real
+token masked), so that a disguised credential is found too; docs/security.md says what each reading adds,
+measured on credentials of 134 documented formats (tests/common/secret_world).
+
 This runs on every write and on hook captures far longer than a memory, so the patterns are compiled once
 and kept linear in the length of the text: no nested repetitions, possessive runs where a tail can still
 fail, and the JWT and secret-assignment patterns start only where a run of their characters starts.
@@ -836,6 +841,7 @@ _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
 _MIN_JOINED_RUN = 16
 _MIN_JOINED_DIGITS = 2
 _MIN_JOINED_CASE_FLIPS = 3
+_MAX_SINGLE_JOINS = 8
 _JOIN_WINDOW = 250
 # Base64 of a line such as "token=ghp_..." is at least this long; shorter runs are words and ids.
 _BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{28,}+={0,2}")
@@ -938,17 +944,21 @@ def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
     if not breaks:
         return
     # Each break is joined alone (the next line's start is not always the token's rest), and breaks closer
-    # than a window apart are also joined together, for a token broken over three lines or more.
-    groups: list[list[tuple[int, int]]] = [[span] for span in breaks]
+    # than a window apart are also joined together, for a token broken over three lines or more. Past a
+    # few breaks (a dump of base64 or hex lines) only the groups are read, which keeps the cost at about
+    # one more pass over the text.
+    groups: list[list[tuple[int, int]]] = (
+        [[span] for span in breaks] if len(breaks) <= _MAX_SINGLE_JOINS else []
+    )
     run: list[tuple[int, int]] = [breaks[0]]
     for span in breaks[1:]:
         if span[0] - run[-1][1] < _JOIN_WINDOW:
             run.append(span)
             continue
-        if len(run) > 1:
+        if len(run) > 1 or len(breaks) > _MAX_SINGLE_JOINS:
             groups.append(run)
         run = [span]
-    if len(run) > 1:
+    if len(run) > 1 or len(breaks) > _MAX_SINGLE_JOINS:
         groups.append(run)
     for group in groups:
         window_start = max(0, group[0][0] - _JOIN_WINDOW)
