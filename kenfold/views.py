@@ -34,22 +34,30 @@ def index(request: HttpRequest) -> HttpResponse:
     base = settings.PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
     dashboard = {
         "local": mark_safe(
-            '<a href="/dashboard/">/dashboard/</a> (open it on this machine; set its password with '
-            "<code>manage.py password</code>)"
+            '<a href="/dashboard/">/dashboard/</a> (on this machine; log in with the owner password, set '
+            "with <code>manage.py password</code>)"
         ),
         "remote": mark_safe('<a href="/dashboard/">/dashboard/</a>'),
         "off": mark_safe("off (<code>KENFOLD_DASHBOARD=off</code>)"),
     }[settings.DASHBOARD]
+    key = (
+        mark_safe("no API key needed (<code>KENFOLD_AUTH=none</code>)")
+        if settings.AUTH_MODE == "none"
+        else mark_safe(
+            "with an API key (<code>manage.py key create NAME</code>) sent as "
+            "<code>Authorization: Bearer &lt;key&gt;</code>"
+        )
+    )
     body = format_html(
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>Kenfold</title></head><body>"
         "<h1>Kenfold</h1><p>A memory server for coding agents.</p><ul>"
-        "<li>MCP endpoint for agents: <code>{}/mcp</code>, with an API key "
-        "(<code>manage.py key create NAME</code>) sent as <code>Authorization: Bearer &lt;key&gt;</code></li>"
+        "<li>MCP endpoint for agents: <code>{}/mcp</code>, {}</li>"
         "<li>Dashboard: {}</li>"
         "<li>REST API and its OpenAPI docs: <code>/api/v1/docs</code> (with the same API key)</li>"
         '<li>Health: <a href="/healthz">/healthz</a>, readiness: <a href="/readyz">/readyz</a></li>'
         "</ul></body></html>",
         base,
+        key,
         dashboard,
     )
     return HttpResponse(body, content_type="text/html; charset=utf-8")
