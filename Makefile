@@ -11,8 +11,11 @@ CLIENT_BUILD := setuptools==84.2.1
 # The MCP conformance suite (OAuth authorization-server mode) and the Node 22 it runs on, both from npm,
 # pinned by tests/conformance/package-lock.json; tests/oauth/test_conformance.py runs it.
 CONFORMANCE := tests/conformance/node_modules/.package-lock.json
+# The real agent CLIs (Claude Code, Codex, OpenCode) that `make test-agents` drives, pinned by
+# tests/agents/package-lock.json.
+AGENT_CLIS := tests/agents/node_modules/.package-lock.json
 
-.PHONY: run test test-browser setup lint format clean
+.PHONY: run test test-browser test-agents setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
@@ -25,6 +28,11 @@ test: $(DEV_STAMP) $(CONFORMANCE)
 test-browser: $(DEV_STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "make test-browser needs Debian's chromium; install it with: sudo apt-get install -y chromium" >&2; exit 1; }
 	scripts/test.sh -m browser tests/browser
+
+# The real agents end to end (tests/agents): Claude Code, Codex and OpenCode from npm, each on a HOME of
+# its own, against a scripted model server on 127.0.0.1 and a live Kenfold. Not part of `make test`.
+test-agents: $(DEV_STAMP) $(AGENT_CLIS)
+	scripts/test.sh -m agents tests/agents
 
 setup: $(DEV_STAMP)
 
@@ -65,5 +73,12 @@ $(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.js
 	npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# `npm install --no-save`, not `npm ci`: npm ci wants a lock entry for every platform's optional build of
+# opencode-ai, and the registry these machines reach lacks the macOS and Windows ones, so no lock can list
+# them; install takes the locked versions of what is there and leaves the lock file alone.
+$(AGENT_CLIS): tests/agents/package.json tests/agents/package-lock.json
+	@npm install --no-save --prefix tests/agents --no-audit --no-fund --loglevel=error || { echo "make test-agents: could not install the agent CLIs from npm (see the error above); it needs the npm registry, or a cache that holds tests/agents/package-lock.json's packages" >&2; exit 1; }
+	@touch $@
+
 clean:
-	rm -rf $(VENV) tests/conformance/node_modules
+	rm -rf $(VENV) tests/conformance/node_modules tests/agents/node_modules

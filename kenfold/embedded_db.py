@@ -13,8 +13,10 @@ killer) is restarted by the first process that wants a connection (`restart_if_c
 in a private directory (no TCP), so no port can clash and no other local user can connect.
 
 When Kenfold runs as root (containers, CI), PostgreSQL refuses to run as root, so the server runs as a
-system user `kenfold-pg` created on first use; the folders above the cluster then get the traverse bit
-(o+x, not read) so that user can reach it.
+system user (`kenfold-pg`, or KENFOLD_EMBEDDED_SERVER_USER) created on first use; the folders above the
+cluster then get the traverse bit (o+x, not read) so that user can reach it. Creating that user is
+serialised across every process of the machine (not only those of one home): two `useradd`s racing each
+other left the first `initdb` running as a uid that no longer had a user.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import importlib.util
 import logging
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import threading
@@ -37,9 +40,17 @@ from pathlib import Path
 import psutil
 import psycopg
 
+from kenfold_common.env import ConfigError, env_str
+
 log = logging.getLogger(__name__)
 
-SERVER_USER_WHEN_ROOT = "kenfold-pg"
+DEFAULT_SERVER_USER = "kenfold-pg"
+# useradd's own rule for a portable user name (shadow-utils, NAME_REGEX_SYSTEM), 32 characters at most.
+_USER_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+# The lock that serialises creating the server's user. It must not depend on KENFOLD_HOME: processes of
+# different homes create the same user. /run/lock is the system's lock folder; /tmp where it is missing.
+_USER_LOCK_DIRS = (Path("/run/lock"), Path("/var/lock"), Path("/tmp"))
+_USER_LOCK_NAME = "kenfold-server-user.lock"
 SUPERUSER = "postgres"
 # A socket path must fit in sun_path (108 bytes on Linux, 104 on macOS) with room for ".s.PGSQL.NNNNN".
 _MAX_SOCKET_DIR = 90
@@ -48,6 +59,21 @@ _START_TIMEOUT_S = 60
 
 class EmbeddedDatabaseError(RuntimeError):
     """The embedded server could not be set up or started; the message says what to do."""
+
+
+def server_user_when_root() -> str:
+    """The system user the server runs as when Kenfold runs as root (KENFOLD_EMBEDDED_SERVER_USER).
+
+    Read here rather than only in settings, because the test helpers and benchmarks that manage a cluster
+    without Django must agree with the processes they start.
+    """
+    name = env_str("KENFOLD_EMBEDDED_SERVER_USER", DEFAULT_SERVER_USER)
+    if not _USER_NAME.match(name):
+        raise ConfigError(
+            "KENFOLD_EMBEDDED_SERVER_USER must be a system user name (lower-case letters, digits, '-' "
+            "and '_', starting with a letter or '_', at most 32 characters), for example kenfold-pg"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -111,8 +137,17 @@ class EmbeddedCluster:
     database = "kenfold"
     app_role = "kenfold"
 
-    def __init__(self, *, home: Path, durable: bool = True, memory_mb: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        home: Path,
+        durable: bool = True,
+        memory_mb: int | None = None,
+        server_user: str | None = None,
+    ) -> None:
         self.home = home
+        # Only used as root: PostgreSQL refuses to run as root, so it runs as this system user.
+        self.server_user_when_root = server_user or server_user_when_root()
         # Shared buffers in MiB; None sizes them to the machine (see `memory_settings`).
         self.memory_mb = memory_mb
         self.pgdata = home / "pgdata"
@@ -224,12 +259,12 @@ class EmbeddedCluster:
         return Path("/tmp") / f"kenfold-{digest}"
 
     def _server_user(self) -> str:
-        return SERVER_USER_WHEN_ROOT if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+        return self.server_user_when_root if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
 
     def _prepare_home(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
         if os.geteuid() == 0:
-            _ensure_system_user(SERVER_USER_WHEN_ROOT)
+            _ensure_system_user(self.server_user_when_root)
             for path in (self.pgdata, _bin_dir()):
                 _grant_traverse(path.parent)
 
@@ -387,7 +422,7 @@ class EmbeddedCluster:
     def _run_as_server(self, argv: list[str], *, what: str) -> None:
         kwargs: dict[str, object] = {}
         if os.geteuid() == 0:
-            entry = pwd.getpwnam(SERVER_USER_WHEN_ROOT)
+            entry = _server_entry(self.server_user_when_root)
             kwargs = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
         env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
         env.pop("PGDATA", None)
@@ -418,31 +453,61 @@ class EmbeddedCluster:
 
     def _chown_to_server(self, path: Path) -> None:
         if os.geteuid() == 0:
-            entry = pwd.getpwnam(SERVER_USER_WHEN_ROOT)
+            entry = _server_entry(self.server_user_when_root)
             os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
-def _ensure_system_user(name: str) -> None:
+def _server_entry(name: str) -> pwd.struct_passwd:
+    """The server user's entry, read afresh: a uid looked up earlier may belong to no one by now."""
     try:
-        pwd.getpwnam(name)
-        return
-    except KeyError:
-        pass
-    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-    result = subprocess.run(
-        [useradd, "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-        capture_output=True,
-        check=False,
-    )
-    # Two processes may race to create the user; the loser's useradd fails with "already exists".
-    try:
-        pwd.getpwnam(name)
+        entry = pwd.getpwnam(name)
+        pwd.getpwuid(entry.pw_uid)
     except KeyError:
         raise EmbeddedDatabaseError(
-            f"PostgreSQL cannot run as root and creating the system user {name!r} failed: "
-            f"{result.stderr.decode(errors='replace').strip()}; create it, run Kenfold as a normal user, "
-            "or set KENFOLD_DATABASE_URL"
+            f"the system user {name!r} that runs the embedded PostgreSQL does not exist (any more); "
+            "start Kenfold again to create it, or set KENFOLD_EMBEDDED_SERVER_USER to an existing user"
         ) from None
+    return entry
+
+
+@contextmanager
+def _machine_lock() -> Iterator[None]:
+    """An flock shared by every Kenfold process on this machine, whatever its KENFOLD_HOME."""
+    folder = next((d for d in _USER_LOCK_DIRS if d.is_dir() and os.access(d, os.W_OK)), Path("/tmp"))
+    # O_NOFOLLOW: the folder may be world-writable (sticky), and root must not follow a planted symlink.
+    fd = os.open(folder / _USER_LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _ensure_system_user(name: str) -> None:
+    with suppress(KeyError):
+        pwd.getpwuid(pwd.getpwnam(name).pw_uid)
+        return
+    with _machine_lock():
+        # Another process may have created it while this one waited for the lock.
+        with suppress(KeyError):
+            pwd.getpwuid(pwd.getpwnam(name).pw_uid)
+            return
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        result = subprocess.run(
+            [useradd, "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            capture_output=True,
+            check=False,
+        )
+        try:
+            entry = pwd.getpwnam(name)
+            pwd.getpwuid(entry.pw_uid)
+        except KeyError:
+            raise EmbeddedDatabaseError(
+                f"PostgreSQL cannot run as root and creating the system user {name!r} failed: "
+                f"{result.stderr.decode(errors='replace').strip()}; create it (useradd --system {name}), "
+                "run Kenfold as a normal user, or set KENFOLD_DATABASE_URL"
+            ) from None
+        log.info("created the system user that runs the embedded PostgreSQL", extra={"user": name})
 
 
 def _grant_traverse(path: Path) -> None:

@@ -5,8 +5,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 home=$(mktemp -d "${TMPDIR:-/tmp}/kenfold-test.XXXXXX")
+# As root (CI, containers) the embedded server runs as a system user that Kenfold creates on first use.
+# Every run uses a name that does not exist yet, so every run goes through that first start (several
+# processes creating the user at once) instead of passing because an earlier run left the user behind.
+server_user=""
+if [ "$(id -u)" -eq 0 ]; then
+  server_user="kenfold-t$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+  if id "$server_user" >/dev/null 2>&1; then
+    echo "the test server user $server_user exists already; run make test again" >&2
+    exit 1
+  fi
+  export KENFOLD_EMBEDDED_SERVER_USER="$server_user"
+  echo "make test: the embedded PostgreSQL runs as $server_user, a system user the suite's first start creates"
+fi
 cleanup() {
   KENFOLD_HOME="$home" .venv/bin/python manage.py db stop >/dev/null 2>&1 || true
+  if [ -n "$server_user" ] && id "$server_user" >/dev/null 2>&1; then
+    # Clusters of tests that did not stop theirs still run as that user; they belong to this run only.
+    pkill -KILL -u "$server_user" 2>/dev/null || true
+    sleep 0.5
+    userdel "$server_user" 2>/dev/null || echo "could not remove the test server user $server_user" >&2
+    getent group "$server_user" >/dev/null && groupdel "$server_user" 2>/dev/null || true
+  fi
   rm -rf "$home"
 }
 trap cleanup EXIT

@@ -35,11 +35,18 @@ def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str
     """A child's environment: none of this process's KENFOLD_* variables, a throwaway non-durable home,
     `repo`'s code on PYTHONPATH, then `extra`.
 
+    KENFOLD_EMBEDDED_SERVER_USER is kept: `make test` as root names a fresh server user for the run, and a
+    child must run its cluster as the same user this process checks and stops it as.
+
     PYTHONPATH is set, not inherited: the shared venv holds an editable install of one checkout, and a
     child of another checkout (gunicorn imports the app by name) must import its own code: the root, and
     client/ where the checkout has one (the client distribution, whose kenfold_common the server imports).
     """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("KENFOLD_")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("KENFOLD_") or key == "KENFOLD_EMBEDDED_SERVER_USER"
+    }
     env |= {
         "KENFOLD_HOME": str(home),
         "KENFOLD_EMBEDDED_DURABLE": "false",
@@ -50,13 +57,21 @@ def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str
 
 
 def manage(
-    home: Path, *args: str, repo: Path = REPO, check: bool = True, timeout: float = 120, **extra: str
+    home: Path,
+    *args: str,
+    repo: Path = REPO,
+    check: bool = True,
+    timeout: float = 120,
+    input: str | None = None,
+    **extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    """`manage.py *args` of `repo` for `home`; with `check`, a non-zero exit raises with its output."""
+    """`manage.py *args` of `repo` for `home`, `input` on its stdin; with `check`, a non-zero exit raises
+    with its output."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=repo,
         env=kenfold_env(home, repo=repo, **extra),
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,

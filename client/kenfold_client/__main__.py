@@ -1,5 +1,5 @@
-"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``
-and ``kenfold hook``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``,
+``kenfold hook`` and ``kenfold connect|doctor`` (kenfold_client.connect).
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
 stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold hook`` itself always exits
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kenfold_client import git
+from kenfold_client import connect, git
 from kenfold_client.docs import default_selection, docs_sync
 from kenfold_client.docs_lint import format_report, lint_folder
 from kenfold_client.errors import ClientError, UsageError
@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_hook_parsers(commands)
     _add_docs_parsers(commands)
+    connect.add_parsers(commands)
     return parser
 
 
@@ -259,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _hook(arguments)
     if arguments.command == "docs":
         return _docs(arguments, parser)
+    if arguments.command in connect.COMMANDS:
+        return connect.run(arguments)
     if not arguments.dir.is_dir():
         parser.error(f"--dir {arguments.dir} is not a directory")
     try:

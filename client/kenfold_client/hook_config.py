@@ -32,7 +32,7 @@ def settings_file(client: str) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def _kenfold_binary() -> list[str]:
+def kenfold_command() -> list[str]:
     """The command that runs this very client, by absolute path (the agent's PATH may not have it)."""
     program = Path(sys.argv[0])
     if program.name == "kenfold" and program.is_file():
@@ -41,7 +41,7 @@ def _kenfold_binary() -> list[str]:
 
 
 def hook_command(*, client: str, url: str | None, key_file: Path | None) -> str:
-    words = [*_kenfold_binary(), "hook", "--client", client]
+    words = [*kenfold_command(), "hook", "--client", client]
     if url:
         words += ["--url", url]
     if key_file is not None:
@@ -120,6 +120,15 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
     next_step = _next_step(client)
     if merged == settings:
         return f"The Kenfold hooks in {path} are already up to date. {next_step}"
+    backup_note = replace_file(
+        path, original=original, text=json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    )
+    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+
+
+def replace_file(path: Path, *, original: str | None, text: str) -> str:
+    """Write ``text`` to the user's settings file ``path`` (whose content was ``original``, None when it did
+    not exist), keeping a backup and the file's mode; returns a note naming the backup, or ""."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup_note = ""
     if original is not None:
@@ -127,19 +136,19 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
         backup.write_text(original)
         backup.chmod(path.stat().st_mode & 0o777)
         backup_note = f" (the previous file is saved as {backup})"
-    # Written to a temporary file and renamed: an interrupted install leaves the old settings intact.
+    # Written to a temporary file and renamed: an interrupted write leaves the old settings intact.
     temporary = path.with_name(f".{path.name}.kenfold.tmp")
-    temporary.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(text)
     if original is not None:
         temporary.chmod(path.stat().st_mode & 0o777)
     temporary.replace(path)
-    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+    return backup_note
 
 
 def _next_step(client: str) -> str:
     if client == "codex":
         return (
-            "Next: start a new Codex session (approve the hooks with /hooks if Codex asks; older versions "
-            "also need `[features] codex_hooks = true` in ~/.codex/config.toml)."
+            "Next: start `codex` and approve Kenfold's hooks with /hooks: Codex runs no hook it has not "
+            "trusted, and `codex exec` skips untrusted hooks without a word."
         )
     return "Next: start a new Claude Code session; its first prompt has the project's memory."

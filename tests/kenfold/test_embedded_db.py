@@ -130,3 +130,120 @@ def test_memory_settings_are_sized_to_the_machine_and_can_be_set(home: Path) -> 
             name: conn.execute(f"SHOW {name}").fetchone()[0] for name in ("shared_buffers", "jit", "work_mem")
         }
     assert shown == {"shared_buffers": "192MB", "jit": "off", "work_mem": sized["work_mem"]}
+
+
+def _postmaster_uid(home: Path) -> int:
+    import psutil
+
+    pid = EmbeddedCluster(home=home).status().pid
+    assert pid is not None, f"no server runs for {home}"
+    return psutil.Process(pid).uids().real
+
+
+def test_many_processes_starting_at_once_on_a_machine_without_the_server_user(tmp_path: Path) -> None:
+    """The first start on a new machine: web, worker, commands of several homes start together.
+
+    As root the server runs as a system user created on first use; this uses a name that does not exist
+    yet, so the processes race to create it (the race that once left initdb running as a deleted uid).
+    """
+    import pwd
+    import secrets as token
+
+    user = f"kenfold-r{token.token_hex(4)}"
+    with pytest.raises(KeyError):
+        pwd.getpwnam(user)
+    homes = [tmp_path / name for name in ("a", "b", "c")]
+    connect = (
+        "import django; django.setup(); from django.db import connection; connection.ensure_connection()"
+    )
+    commands = [
+        (homes[0], [sys.executable, "manage.py", "db", "start"]),
+        (homes[0], [sys.executable, "manage.py", "db", "start"]),
+        (homes[0], [sys.executable, "-c", connect]),
+        (homes[1], [sys.executable, "manage.py", "db", "start"]),
+        (homes[1], [sys.executable, "-c", connect]),
+        (homes[2], [sys.executable, "manage.py", "db", "start"]),
+    ]
+    try:
+        starters = [
+            subprocess.Popen(
+                argv,
+                cwd=REPO,
+                env=kenfold_env(home, KENFOLD_EMBEDDED_SERVER_USER=user),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for home, argv in commands
+        ]
+        results = [proc.communicate(timeout=180) for proc in starters]
+        failures = [err for proc, (_, err) in zip(starters, results, strict=True) if proc.returncode != 0]
+        assert failures == []
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(user)
+            assert pwd.getpwuid(entry.pw_uid).pw_name == user
+            expected_uid = entry.pw_uid
+        else:
+            expected_uid = os.geteuid()
+            with pytest.raises(KeyError):
+                pwd.getpwnam(user)
+        assert [_postmaster_uid(home) for home in homes] == [expected_uid] * 3
+    finally:
+        for home in homes:
+            EmbeddedCluster(home=home, server_user=user).stop()
+        if os.geteuid() == 0:
+            subprocess.run(["userdel", user], check=False, capture_output=True)
+
+
+def test_a_bad_server_user_name_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    result = manage(tmp_path, "db", "status", check=False, KENFOLD_EMBEDDED_SERVER_USER="No Such;User")
+    assert result.returncode != 0
+    assert "KENFOLD_EMBEDDED_SERVER_USER must be a system user name" in result.stderr
+    assert "No Such;User" not in result.stderr + result.stdout
+
+
+_CREATE_USER_AT = """
+import pwd, sys, time
+from kenfold.embedded_db import _ensure_system_user
+name, start = sys.argv[1], float(sys.argv[2])
+while time.time() < start:
+    pass
+_ensure_system_user(name)
+uid = pwd.getpwnam(name).pw_uid
+time.sleep(1)  # long enough for a racing useradd to have replaced the entry
+print(uid, pwd.getpwuid(uid).pw_name)
+"""
+
+
+def test_processes_creating_the_server_user_at_the_same_instant_all_get_one_uid(tmp_path: Path) -> None:
+    """Two `useradd`s of one name that start together both succeed, and the second replaces the first's
+    entry with another uid: the first process then ran initdb as a uid that no user has. Started at one
+    instant (not staggered by Django's start-up), unserialised creation loses a uid on every run here."""
+    import pwd
+    import secrets as token
+    import time
+
+    if os.geteuid() != 0:
+        # Not root: no user is created; the server runs as the current user.
+        assert EmbeddedCluster(home=tmp_path).status().server_user == pwd.getpwuid(os.geteuid()).pw_name
+        return
+    user = f"kenfold-u{token.token_hex(4)}"
+    start = str(time.time() + 3)
+    try:
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "-c", _CREATE_USER_AT, user, start],
+                cwd=REPO,
+                env=kenfold_env(tmp_path),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        outputs = [proc.communicate(timeout=60) for proc in racers]
+        assert [proc.returncode for proc in racers] == [0] * 4, outputs
+        uid = pwd.getpwnam(user).pw_uid
+        assert sorted(out.strip() for out, _ in outputs) == [f"{uid} {user}"] * 4
+    finally:
+        subprocess.run(["userdel", user], check=False, capture_output=True)

@@ -44,7 +44,7 @@ class Command(KenfoldCommand):
         """What `db stop` did, and what it means for a server of this home that keeps running."""
         home = settings.KENFOLD_HOME
         if not was_running:
-            return f"not running (the embedded PostgreSQL of KENFOLD_HOME={home})"
+            return "not running"
         server = home_server(home)
         effect = (
             f"The Kenfold server at {server.url} keeps running but answers 503 (database stopped) until you "
