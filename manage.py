@@ -23,4 +23,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        # Ctrl-C is the owner's choice, not a failure to explain with a traceback (even while loading).
+        sys.exit(130)

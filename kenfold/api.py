@@ -19,7 +19,7 @@ from ninja.security.http import HttpAuthBase
 from pydantic import BaseModel, Field
 
 from kenfold.auth import authenticated_caller, local_caller
-from kenfold.backpressure import DATABASE_UNAVAILABLE, RETRY_AFTER_S, database_unavailable
+from kenfold.backpressure import RETRY_AFTER_S, database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold.openapi import error_documentation, error_responses
 from kenfold_common.errors import KenfoldError
@@ -111,7 +111,7 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 def _internal(request: HttpRequest, exc: Exception) -> HttpResponse:
     if database_unavailable(exc):
         log.warning("REST request: database unavailable", exc_info=True, extra={"path": request.path})
-        return error(DATABASE_UNAVAILABLE, 503, {"Retry-After": str(RETRY_AFTER_S)})
+        return error(database_unavailable_message(), 503, {"Retry-After": str(RETRY_AFTER_S)})
     log.exception("REST request failed", extra={"path": request.path})
     return error("internal error; the Kenfold server log has details", 500)
 

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from contextlib import suppress
 
 import psycopg
+from django.conf import settings
 from django.db import utils as db_utils
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -65,6 +66,11 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 TOO_LARGE = "the request body is larger than 4 MiB; send less in one request"
 OVERLOADED = "Kenfold is busy: too many requests are waiting; retry in a few seconds"
 DATABASE_UNAVAILABLE = "Kenfold's database is unavailable or overloaded right now; retry in a few seconds"
+# Retrying does not help here: the owner has to start it again.
+DATABASE_STOPPED = (
+    "Kenfold's database was stopped by its owner with `manage.py db stop`; it answers again once the owner "
+    "runs `manage.py db start` on the server"
+)
 INCOMPLETE_BODY = (
     "the request body did not arrive in full (shorter than its Content-Length); send the whole body"
 )
@@ -85,8 +91,26 @@ def database_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, _UNAVAILABLE)
 
 
-def unavailable_response(message: str = DATABASE_UNAVAILABLE) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+def database_stopped_by_owner() -> bool:
+    """Whether the embedded server is down because the owner stopped it (`manage.py db stop` leaves its
+    marker until the next start), rather than crashed or overloaded."""
+    cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
+    return cluster is not None and cluster.stopped_marker.exists()
+
+
+def database_unavailable_message() -> str:
+    """What a request that failed for want of the database is told: how to start it again when the owner
+    stopped it, else to retry. (Retry-After stays on both 503s: the API's documents promise it.)"""
+    return DATABASE_STOPPED if database_stopped_by_owner() else DATABASE_UNAVAILABLE
+
+
+def unavailable_response(message: str | None = None) -> JSONResponse:
+    """503 with Retry-After: the database cannot serve (no message), or `message` (OVERLOADED)."""
+    return JSONResponse(
+        {"error": message or database_unavailable_message()},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 # Whether a request changes memory, from its method, path and body: the MCP endpoint looks at the JSON-RPC

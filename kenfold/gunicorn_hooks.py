@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_LOADER = "kenfold-load-models"
 
 
 def post_fork(server: Any, worker: Any) -> None:
@@ -42,4 +43,16 @@ def post_worker_init(worker: Any) -> None:
         except Exception:  # the first request that needs a model reports the failure with its own error
             worker.log.warning("loading the local embedding models at start failed", exc_info=True)
 
-    threading.Thread(target=load, name="kenfold-load-models", daemon=True).start()
+    threading.Thread(target=load, name=_LOADER, daemon=True).start()
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """A worker stopped while its models were still loading (Ctrl-C just after start) ends here, at once.
+
+    A normal exit would run the embedding runtime's C++ destructors under its still-working threads, which
+    aborts the process ("terminate called without an active exception"; gunicorn then reports the worker
+    "was sent SIGABRT!"). Nothing is lost: the worker has finished its requests by now."""
+    if any(thread.name == _LOADER and thread.is_alive() for thread in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -34,7 +34,11 @@ from oauth.resource import challenge as oauth_challenge
 log = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-HOST_FORBIDDEN = "forbidden: host not allowed"
+# The spec's text first (clients may match it), then what the owner of the server can do about it.
+HOST_FORBIDDEN = (
+    "forbidden: host not allowed; if this server should answer to this host name, add it to "
+    "KENFOLD_ALLOWED_HOSTS on the server (comma-separated)"
+)
 AUTH_CHECK_FAILED = "internal error while checking the API key; the Kenfold server log has details"
 
 

@@ -19,6 +19,7 @@ from kenfold.logging import logs_for_a_person
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 from kenfold_common.env import (
     ConfigError,
+    documented_variables,
     env_addr,
     env_bool,
     env_choice,
@@ -30,6 +31,9 @@ from kenfold_common.env import (
 from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Every KENFOLD_* variable the server or the client reads (a test keeps .env.example listing them all): a
+# variable set but not among them is misspelt, and commands say so (kenfold.management.base).
+KNOWN_VARIABLES = documented_variables(BASE_DIR / ".env.example")
 
 
 def _default_home() -> Path:

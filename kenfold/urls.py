@@ -5,6 +5,7 @@ from kenfold import views
 from kenfold.api import api, not_found
 
 urlpatterns = [
+    path("", views.index),
     path("healthz", views.healthz),
     path("readyz", views.readyz),
     path("api/v1/", api.urls),

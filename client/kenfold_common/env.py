@@ -5,8 +5,11 @@ A bad value stops the process with a message naming the variable, the value's pr
 of a good one: a server that silently falls back to a default is much harder to debug.
 """
 
+import difflib
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 
@@ -129,3 +132,32 @@ def env_addr(name: str, default: str) -> tuple[str, int]:
     if not 1 <= port <= 65535:
         raise ConfigError(f"{name}={value!r}: the port must be between 1 and 65535")
     return host, port
+
+
+def documented_variables(example: Path) -> frozenset[str]:
+    """The KENFOLD_* variables an .env.example lists (a line that sets one, commented out or not). A test
+    keeps it listing every variable the server and the client read, so it is the one list of them."""
+    try:
+        text = example.read_text()
+    except OSError:
+        return frozenset()
+    return frozenset(re.findall(r"^#?\s*(KENFOLD_[A-Z0-9_]+)=", text, re.M))
+
+
+def unknown_variable_warnings(known: Collection[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line for each KENFOLD_* variable set in the environment that Kenfold does not read, naming the
+    closest real one: a misspelt setting is otherwise ignored without a word. Never the value, which may
+    be a key. Nothing when `known` is empty (no list to compare with)."""
+    if not known:
+        return []
+    given = os.environ if environ is None else environ
+    lines = []
+    # Compared without the shared prefix, which would make any two names look alike.
+    suffixes = {name.removeprefix("KENFOLD_"): name for name in known}
+    for name in sorted(n for n in given if n.startswith("KENFOLD_") and n not in known):
+        closest = difflib.get_close_matches(name.removeprefix("KENFOLD_"), list(suffixes), n=1, cutoff=0.6)
+        hint = f"; did you mean {suffixes[closest[0]]}?" if closest else ""
+        lines.append(
+            f"{name} is not a Kenfold setting and is ignored{hint} (.env.example lists every setting)"
+        )
+    return lines

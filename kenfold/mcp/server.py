@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kenfold import __version__
 from kenfold.auth import authenticated_caller, local_caller
-from kenfold.backpressure import DATABASE_UNAVAILABLE, database_unavailable
+from kenfold.backpressure import database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
@@ -95,7 +95,7 @@ async def run_service(tool: str, service: Callable[..., BaseModel], /, **argumen
         if database_unavailable(exc):
             # Nothing is wrong with the call: the agent should retry it, not report a bug.
             log.warning("MCP tool %s: database unavailable", tool, exc_info=True, extra={"tool": tool})
-            return tool_error(f"{tool}: {DATABASE_UNAVAILABLE}")
+            return tool_error(f"{tool}: {database_unavailable_message()}")
         log.exception("MCP tool %s failed", tool, extra={"tool": tool})
         return tool_error(internal_error_message(tool))
     # Optional fields the contract marks with "?" (expires_at, score, handoff, truncated, ...) are left out

@@ -10,6 +10,7 @@ from django.db import connection
 
 from kenfold.asgi import application
 from kenfold.caller import Caller
+from kenfold.http_guard import HOST_FORBIDDEN
 from memories.keys import api_key_create
 from memories.services import memory_remember
 
@@ -95,7 +96,7 @@ async def test_authentication_is_required(client: httpx.AsyncClient) -> None:
 
 async def test_host_and_cross_origin_protection(client: httpx.AsyncClient) -> None:
     response = await client.get("/api/v1/refs", params={"project": REPO}, headers={"Host": "evil.example"})
-    assert (response.status_code, response.json()) == (403, {"error": "forbidden: host not allowed"})
+    assert (response.status_code, response.json()) == (403, {"error": HOST_FORBIDDEN})
     for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}):
         response = await client.post("/api/v1/refs/check", content=b"{}", headers=headers)
         assert response.status_code == 403 and "forbidden" in response.json()["error"]

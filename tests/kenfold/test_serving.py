@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 
+from kenfold.backpressure import DATABASE_STOPPED
 from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
 
 
@@ -50,7 +51,10 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
 
             manage(home, "db", "stop")
             response = httpx.get(f"{base}/readyz")
-            assert (response.status_code, response.json()) == (503, {"status": "database unavailable"})
+            assert (response.status_code, response.json()) == (
+                503,
+                {"status": "database unavailable", "detail": DATABASE_STOPPED},
+            )
             assert httpx.get(f"{base}/healthz").status_code == 200, "liveness does not depend on the database"
 
             manage(home, "db", "start")

@@ -15,6 +15,7 @@ import psutil
 import psycopg
 import pytest
 
+from kenfold.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
 from tests.mcp.support import mcp_client, tool_error_text
 from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
@@ -115,7 +116,10 @@ def test_a_database_the_owner_stopped_stays_stopped(home: Path) -> None:
         manage(home, "db", "stop")
         for _ in range(10):
             response = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
-            assert (response.status_code, response.json()) == (503, {"status": "database unavailable"})
+            assert (response.status_code, response.json()) == (
+                503,
+                {"status": "database unavailable", "detail": DATABASE_STOPPED},
+            )
             time.sleep(0.3)
         assert not EmbeddedCluster(home=home).status().running
         manage(home, "db", "start")

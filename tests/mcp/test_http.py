@@ -11,7 +11,8 @@ import httpx
 import pytest
 from mcp import MCPError
 
-from kenfold.backpressure import DATABASE_UNAVAILABLE
+from kenfold.backpressure import DATABASE_STOPPED
+from kenfold.http_guard import HOST_FORBIDDEN
 from memories import selectors, services
 
 from .support import (
@@ -292,17 +293,24 @@ async def test_without_auth_every_caller_has_full_access_named_after_its_client(
     assert "KENFOLD_AUTH=none" in open_server.log()
 
 
-def test_a_stopped_database_while_checking_a_key_is_a_503_to_retry_not_a_401(server: KenfoldServer) -> None:
+def test_a_stopped_database_while_checking_a_key_is_a_503_saying_how_to_start_it_not_a_401(
+    server: KenfoldServer,
+) -> None:
     headers = JSON_HEADERS | bearer(server.keys[AGENT_A])
     # The server process has used the database before (a first use would start a stopped server).
     assert httpx.post(server.url, json=INITIALIZE, headers=headers).status_code == 200
     server.manage("db", "stop")
     try:
         response = httpx.post(server.url, json=INITIALIZE, headers=headers)
-        assert (response.status_code, response.json()) == (503, {"error": DATABASE_UNAVAILABLE})
+        # The owner stopped it: the answer says so and how to start it again, not "retry".
+        assert (response.status_code, response.json()) == (503, {"error": DATABASE_STOPPED})
+        assert "`manage.py db start`" in DATABASE_STOPPED and "retry" not in DATABASE_STOPPED
         assert response.headers["Retry-After"] == "2"
         readiness = httpx.get(f"{server.base}/readyz")
-        assert (readiness.status_code, readiness.json()) == (503, {"status": "database unavailable"})
+        assert (readiness.status_code, readiness.json()) == (
+            503,
+            {"status": "database unavailable", "detail": DATABASE_STOPPED},
+        )
         assert httpx.get(f"{server.base}/healthz").status_code == 200
     finally:
         server.manage("db", "start")
@@ -397,7 +405,7 @@ def test_only_post_is_allowed_on_the_mcp_endpoint(server: KenfoldServer) -> None
 def test_a_foreign_host_is_refused_before_anything_else(server: KenfoldServer, host: str) -> None:
     # No key either: the Host check comes first (DNS rebinding), so this is a 403, not a 401.
     response = httpx.post(server.url, json=INITIALIZE, headers=JSON_HEADERS | {"Host": host})
-    assert (response.status_code, response.json()) == (403, {"error": "forbidden: host not allowed"})
+    assert (response.status_code, response.json()) == (403, {"error": HOST_FORBIDDEN})
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
-from kenfold.backpressure import DATABASE_UNAVAILABLE
+from kenfold.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
 from tests.processes import REPO, kenfold_env
 
@@ -104,20 +104,21 @@ async def test_without_kenfold_agent_writes_are_attributed_to_the_client_name(
     assert [m["source_agent"] for m in found] == ["claude-code"]
 
 
-async def test_a_stopped_database_is_reported_as_retryable_not_internal_and_logged(
+async def test_a_stopped_database_is_reported_with_how_to_start_it_not_internal_and_logged(
     server: KenfoldServer, tmp_path: Path
 ) -> None:
     with open(tmp_path / "stderr.log", "w+") as errlog:
         async with stdio_session(server, mode="auto", errlog=errlog) as client:
             await call(client, "recall", query="warm up")
-            # The database goes away under a running server: not a bug of Kenfold's, a reason to retry.
+            # The owner stops the database under a running server: not a bug of Kenfold's; the agent is told
+            # who stopped it and how it comes back.
             server.manage("db", "stop")
             try:
                 result = await client.call_tool("recall", {"query": "anything"})
             finally:
                 server.manage("db", "start")
             assert result.is_error
-            assert tool_error_text(result) == f"recall: {DATABASE_UNAVAILABLE}"
+            assert tool_error_text(result) == f"recall: {DATABASE_STOPPED}"
             assert "psycopg" not in tool_error_text(result).lower()
             # The same process recovers once the database is back.
             await call(client, "recall", query="anything")

@@ -11,7 +11,7 @@ from django.db import connection
 from kenfold.management.base import KenfoldCommand
 from kenfold.mcp.server import build_server
 from kenfold.mcp.transports import stdio_request_scope
-from kenfold.schema import schema_is_current
+from kenfold.schema import schema_behind_message, schema_is_current
 
 
 class Command(KenfoldCommand):
@@ -23,6 +23,6 @@ class Command(KenfoldCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         if not schema_is_current():
-            raise CommandError("the database schema is out of date: run `python manage.py migrate` first")
+            raise CommandError(schema_behind_message())
         connection.close()
         build_server(agent=settings.STDIO_AGENT, middleware=[stdio_request_scope]).run("stdio")

@@ -16,17 +16,20 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from kenfold.management.base import KenfoldCommand
-from kenfold.schema import schema_is_current
+from kenfold.schema import schema_behind_message, schema_is_current
+from kenfold.serving import address_owner, address_taken, claim_home, server_url
 from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
 WORKER_RESTART_DELAY = 5
+STOP_TIMEOUT_S = 15
 KEEP_ALIVE_S = 75
 
 
 class Command(KenfoldCommand):
     help = "Serve Kenfold (MCP, REST, health) on KENFOLD_HTTP_ADDR with gunicorn."
     requires_system_checks: list[str] = []
+    uses_tables = False  # it migrates with --migrate, and checks the schema itself
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--migrate", action="store_true", help="apply pending migrations first")
@@ -35,21 +38,31 @@ class Command(KenfoldCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
+        host, port = settings.HTTP_HOST, settings.HTTP_PORT
+        url = server_url(host, port)
+        # Before anything else (a migration, the banner): a second server is refused in one sentence.
+        other = claim_home(home=settings.KENFOLD_HOME, url=url)
+        if other is not None:
+            pid = f" (pid {other.pid})" if other.pid else ""
+            raise CommandError(
+                f"Kenfold is already running for KENFOLD_HOME={settings.KENFOLD_HOME} at {other.url}{pid}; "
+                "stop it first (Ctrl-C in its terminal), or give this server another KENFOLD_HOME"
+            )
+        if address_taken(host, port):
+            raise CommandError(
+                f"{address_owner(host, port)}; stop it first, or set KENFOLD_HTTP_ADDR to another address, "
+                f"e.g. {server_url(host, port + 1 if port < 65535 else 7077).removeprefix('http://')}"
+            )
         if options["migrate"] or settings.AUTO_MIGRATE:
             call_command("migrate", interactive=False, verbosity=0)
         if not schema_is_current():
-            raise CommandError(
-                "the database schema is out of date: run `python manage.py migrate` (or serve --migrate)"
-            )
+            raise CommandError(schema_behind_message())
         has_keys = ApiKey.objects.filter(revoked_at__isnull=True).exists()
         if options["with_worker"]:
             # Backfill at start: memories written while no worker ran get their vectors now.
             Schedule.objects.filter(func=BACKFILL_TASK).update(next_run=timezone.now())
         connection.close()
 
-        host, port = settings.HTTP_HOST, settings.HTTP_PORT
-        shown_host = f"[{host}]" if ":" in host else host
-        url = f"http://{shown_host}:{port}"
         self._warn(has_keys)
         self.stdout.write(
             f"Kenfold is starting on {url} (MCP endpoint {url}/mcp).\n"
@@ -69,7 +82,7 @@ class Command(KenfoldCommand):
             "--workers",
             str(settings.HTTP_WORKERS),
             "--bind",
-            f"{shown_host}:{port}",
+            url.removeprefix("http://"),
             # Several Kenfold servers (other homes, tests) may run side by side; a shared control socket
             # path would make them collide.
             "--no-control-socket",
@@ -97,9 +110,14 @@ class Command(KenfoldCommand):
 
         The worker is restarted if it dies (say, while the database was stopped): background jobs are
         retried later anyway, and they must never take the web server down with them.
+
+        Each child runs in a process group of its own, so Ctrl-C in the terminal reaches this process
+        only, which stops both with one SIGTERM each. When the terminal's SIGINT reached them too, a job
+        worker still loading Django printed a KeyboardInterrupt traceback, and gunicorn's quick shutdown
+        killed web workers that were still booting ("was sent SIGKILL! Perhaps out of memory?").
         """
-        web = subprocess.Popen(server)
-        jobs = subprocess.Popen(worker)
+        web = subprocess.Popen(server, process_group=0)
+        jobs = subprocess.Popen(worker, process_group=0)
         stopping = False
 
         def stop(signum: int, frame: object) -> None:
@@ -118,15 +136,21 @@ class Command(KenfoldCommand):
                 )
                 time.sleep(WORKER_RESTART_DELAY)
                 if not stopping:
-                    jobs = subprocess.Popen(worker)
+                    jobs = subprocess.Popen(worker, process_group=0)
             time.sleep(0.5)
         stop(signal.SIGTERM, None)
+        # One deadline for both, within the 20 s a supervisor (or the tests) waits before SIGKILL: gunicorn
+        # lets requests finish for 10 s (--graceful-timeout).
+        deadline = time.monotonic() + STOP_TIMEOUT_S
         for child in (web, jobs):
             try:
-                child.wait(timeout=15)
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 child.kill()
-        sys.exit(web.returncode or 0)
+                child.wait()
+        if stopping:
+            self.stdout.write("Kenfold stopped.")
+        sys.exit(0 if stopping else web.returncode or 0)
 
     def _warn(self, has_keys: bool) -> None:
         if settings.AUTH_MODE == "none":
