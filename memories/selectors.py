@@ -35,17 +35,19 @@ SECTION_LIMIT = 50
 MAX_RELATED_DEPTH = 3
 
 
-def parse_memory_id(value: str, *, field: str | None = None) -> uuid.UUID:
-    """A canonical UUID, or an error telling the caller where valid ids come from."""
+def parse_memory_id(value: str, *, field: str = "id") -> uuid.UUID:
+    """A canonical UUID, or an error telling the caller where valid ids come from.
+
+    The error names the field, never the value: what an agent passes where an id belongs may be anything
+    it had at hand, a credential included."""
     text = (value or "").strip()
     try:
         parsed = uuid.UUID(text)
     except ValueError:
         parsed = None
     if parsed is None or str(parsed) != text.lower():
-        prefix = f"{field}: " if field else ""
         raise InvalidInput(
-            f'{prefix}"{text[:80]}" is not a memory id (use an id returned by remember, recall, or get_context)'
+            f"{field} is not a memory id (a UUID); use an id returned by remember, recall, or get_context"
         )
     return parsed
 
@@ -74,11 +76,11 @@ def _limit(limit: int | None) -> int:
 def _types(types: list[str] | None) -> list[str] | None:
     if not types:
         return None
-    unknown = sorted(set(types) - set(MemoryType.values))
-    if unknown:
-        raise InvalidInput(
-            f"types {unknown} are not memory types; use any of: {', '.join(MemoryType.values)}"
-        )
+    for index, value in enumerate(types):
+        if value not in MemoryType.values:
+            raise InvalidInput(
+                f"types[{index}] is not a memory type; use any of: {', '.join(MemoryType.values)}"
+            )
     return list(dict.fromkeys(types))
 
 
@@ -348,11 +350,11 @@ def memory_list(
         memories = memories.filter(code_state__isnull=False)
     if status:
         if status not in Status.values:
-            raise InvalidInput(f"status {status!r} is not one of: {', '.join(Status.values)}")
+            raise InvalidInput(f"status is not one of: {', '.join(Status.values)}")
         memories = memories.filter(status=status)
     if type:
         if type not in MemoryType.values:
-            raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+            raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
         memories = memories.filter(type=type)
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))

@@ -200,7 +200,7 @@ def memory_remember(
     )
     scope = scope_for_project(project)
     if type is not None and type not in MemoryType.values:
-        raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+        raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
     ttl = _ttl(ttl_seconds, maximum=MAX_TTL)
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")

@@ -290,7 +290,7 @@ def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types(
     assert [m.id for m in results] == [both.id, one.id]
     assert results[0].score == 1.0 and 0 < results[1].score < 1
     assert recall_ids("webhook retries", project=REPO, types=["codebase"]) == [one.id]
-    with pytest.raises(InvalidInput, match="not memory types"):
+    with pytest.raises(InvalidInput, match=r"types\[0\] is not a memory type"):
         recall_ids("x", types=["opinion"])
 
 
