@@ -403,6 +403,8 @@ class ReviewItem:
     evidence: str
     source_summary: Memory | None
     similar: list[Memory]
+    # The memory approval retires (the proposal's `supersedes`), while it is still served.
+    replaces: Memory | None = None
 
 
 def _proposed(now: datetime, scope: str | None) -> QuerySet[Memory]:
@@ -438,11 +440,16 @@ def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> Rev
     )
     ids += [hit.memory_id for hit in hits if hit.memory_id not in ids]
     found = Memory.objects.in_bulk(ids)
-    # Only active memories can be replaced; a proposal it resembles is reviewed on its own.
+    replaces = Memory.objects.filter(pk=memory.supersedes_id, status=Status.ACTIVE).first()
+    # Only active memories can be replaced; a proposal it resembles is reviewed on its own. What the
+    # proposal already replaces is shown as such, not again as a similar one.
     similar = [
         found[key]
         for key in ids
-        if key in found and found[key].status == Status.ACTIVE and found[key].scope == memory.scope
+        if key in found
+        and found[key].status == Status.ACTIVE
+        and found[key].scope == memory.scope
+        and key != memory.supersedes_id
     ][:similar_limit]
     source_id = _as_uuid(attrs.get("extracted_from"))
     source = Memory.objects.filter(pk=source_id).first() if source_id else None
@@ -451,6 +458,7 @@ def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> Rev
         evidence=str(attrs.get("evidence") or ""),
         source_summary=source,
         similar=similar,
+        replaces=replaces,
     )
 
 

@@ -141,6 +141,22 @@ async def test_a_preference_is_served_only_after_the_owner_approves_it(
         preferences = (await call(agent, "get_context", project=project))["preferences"]
         assert [(p["id"], p["trust"], p["content"]) for p in preferences] == [(proposed["id"], "user", text)]
 
+    # Another agent replacing the owner's word, even under another type, only proposes the change.
+    async with mcp_client(server.url, key=server.keys[AGENT_B], mode=mode) as other:
+        replacement = await call(
+            other,
+            "remember",
+            content="Spaces everywhere",
+            type="semantic",
+            project=project,
+            supersedes=proposed["id"],
+        )
+        assert replacement["status"] == "proposed"
+        preferences = (await call(other, "get_context", project=project))["preferences"]
+        assert [p["id"] for p in preferences] == [proposed["id"]], "the approved preference is still served"
+    listing = server.manage("memory", "list", "--status", "proposed").stdout
+    assert f"replaces {proposed['id']} once approved" in listing
+
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_session_id_in_meta_keeps_one_summary_per_session(server: KenfoldServer, mode: str) -> None:

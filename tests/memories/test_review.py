@@ -96,3 +96,17 @@ def test_skip_and_quit_leave_proposals_waiting() -> None:
     assert review("").rstrip().endswith("0 approved, 0 rejected, 0 skipped")
     # Oldest first.
     assert str(selectors.memory_review_queue()[0].memory.id) == first.id
+
+
+def test_review_shows_what_a_proposal_replaces() -> None:
+    approved = services.memory_remember(caller=CLAUDE, content="Answer in English.", type="preference")
+    services.memory_approve(memory_id=approved.id)
+    services.memory_remember(
+        caller=Caller(agent="codex"),
+        content="Answer in any language.",
+        type="semantic",
+        supersedes=approved.id,
+    )
+    shown = review("s\n")
+    assert f"  replaces (user) {approved.id}: Answer in English." in shown
+    assert "(approving retires it; until then it is served)" in shown

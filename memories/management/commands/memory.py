@@ -71,6 +71,8 @@ class Command(KenfoldCommand):
                 f"{memory.id!s:36}  {memory.status:10}  {memory.type:10}  {memory.trust:8}  "
                 f"{memory.source_agent[:16]:16}  {memory.scope}\n{'':40}{text[:200]}"
             )
+            if memory.status == Status.PROPOSED and memory.supersedes_id is not None:
+                self.stdout.write(f"{'':40}replaces {memory.supersedes_id} once approved")
 
     def _decide(self, action: str, options: dict) -> None:
         failures = 0
@@ -122,6 +124,12 @@ class Command(KenfoldCommand):
         if item.source_summary is not None:
             first = " ".join(item.source_summary.content.split())[:160]
             self.stdout.write(f"  summary {item.source_summary.id}: {first}")
+        if item.replaces is not None:
+            old = " ".join(item.replaces.content.split())[:200]
+            self.stdout.write(
+                f"  replaces ({item.replaces.trust}) {item.replaces.id}: {old}\n"
+                "  (approving retires it; until then it is served)"
+            )
         for index, similar in enumerate(item.similar, 1):
             text = " ".join(similar.content.split())[:200]
             self.stdout.write(f"  similar #{index}: {text}  ({similar.id})")
