@@ -323,7 +323,7 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
     if access not in ("read", "write") or (access == "write" and not sealed["write"]):
         return again(400, "This client did not ask for write access; choose read.")
     try:
-        password_check(password=request.POST.get("password", ""), remote=_remote(request))
+        password_check(password=request.POST.get("password", ""), remote=_remote(request), page="consent")
     except KenfoldError as exc:
         return again(exc.status_code, exc.message[:1].upper() + exc.message[1:] + ".")
 
