@@ -32,6 +32,7 @@ from kenfold_common.errors import (
     TooManyAttempts,
 )
 from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
+from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
 
@@ -52,7 +53,24 @@ FALLBACK_AGENT = "remote-client"
 
 
 def suggest_agent(*, client_name: str) -> str:
-    """The agent name the consent page proposes for a client (spec §1.16)."""
+    """The agent name the consent page proposes for a client (spec §1.16), never one a credential already
+    writes as: a client names itself, so one called `alice` (or anything with "claude" in it) would
+    otherwise be offered the name of alice's key (or of the claude.ai grant) by default. The owner can
+    still type that name."""
+    base = _agent_from_client_name(client_name)
+    taken = set(ApiKey.objects.values_list("agent", flat=True)) | set(
+        OAuthGrant.objects.values_list("agent", flat=True)
+    )
+    if base not in taken:
+        return base
+    for number in range(2, 100):
+        candidate = f"{base}-{number}"
+        if candidate not in taken:
+            return candidate
+    return FALLBACK_AGENT
+
+
+def _agent_from_client_name(client_name: str) -> str:
     lowered = client_name.lower()
     if "chatgpt" in lowered or "openai" in lowered:
         return "chatgpt"
