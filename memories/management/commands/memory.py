@@ -76,7 +76,7 @@ class Command(KenfoldCommand):
 
     def _decide(self, action: str, options: dict) -> None:
         failures = 0
-        for memory_id in options["ids"]:
+        for position, memory_id in enumerate(options["ids"], 1):
             try:
                 if action == "approve":
                     memory = services.memory_approve(memory_id=memory_id, replaces=options["replaces"])
@@ -86,7 +86,8 @@ class Command(KenfoldCommand):
                     self.stdout.write(f"rejected {memory.id}")
             except KenfoldError as exc:
                 failures += 1
-                self.stderr.write(f"{memory_id}: {exc}")
+                # By position, not by value: what was typed where an id belongs may be anything pasted.
+                self.stderr.write(f"argument {position}: {exc}")
         if failures:
             raise CommandError(f"{failures} of {len(options['ids'])} could not be {action}d")
 
