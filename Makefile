@@ -7,12 +7,16 @@ RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 # The client distribution's build backend, pinned for the wheelhouse below.
 CLIENT_BUILD := setuptools==84.2.1
+WHEELHOUSE := $(VENV)/wheelhouse/.complete
 
 # The MCP conformance suite (OAuth authorization-server mode) and the Node 22 it runs on, both from npm,
 # pinned by tests/conformance/package-lock.json; tests/oauth/test_conformance.py runs it.
 CONFORMANCE := tests/conformance/node_modules/.package-lock.json
+# The real agent CLIs (Claude Code, Codex, OpenCode) that `make test-agents` drives, pinned by
+# tests/agents/package-lock.json.
+AGENT_CLIS := tests/agents/node_modules/.package-lock.json
 
-.PHONY: run test test-browser setup lint format clean
+.PHONY: run test test-browser test-agents setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
@@ -25,6 +29,11 @@ test: $(DEV_STAMP) $(CONFORMANCE)
 test-browser: $(DEV_STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "make test-browser needs Debian's chromium; install it with: sudo apt-get install -y chromium" >&2; exit 1; }
 	scripts/test.sh -m browser tests/browser
+
+# The real agents end to end (tests/agents): Claude Code, Codex and OpenCode from npm, each on a HOME of
+# its own, against a scripted model server on 127.0.0.1 and a live Kenfold. Not part of `make test`.
+test-agents: $(DEV_STAMP) $(AGENT_CLIS)
+	scripts/test.sh -m agents tests/agents
 
 setup: $(DEV_STAMP)
 
@@ -52,18 +61,31 @@ $(RUN_STAMP): requirements.txt client/requirements.txt pyproject.toml client/pyp
 	$(PY) -m pip install -qq --no-deps -e ./client
 	@touch $@
 
-# The wheelhouse holds the client's pinned dependencies and its build backend, so that a test can install
-# the client distribution alone into a fresh venv (pip --no-index) without reaching a package index.
-$(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pyproject.toml client/pyproject.toml | $(PY)
+$(DEV_STAMP): requirements.txt requirements-dev.txt client/requirements.txt pyproject.toml client/pyproject.toml $(WHEELHOUSE) | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install -qq --no-deps -e .
 	$(PY) -m pip install -qq --no-deps -e ./client
-	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
 	@touch $@ $(RUN_STAMP)
+
+# The wheelhouse holds the client's pinned dependencies and its build backend, so that a test can install
+# the client distribution alone into a fresh venv (pip --no-index) without reaching a package index: for
+# this Python, and for Python 3.11, the oldest the client supports that this machine has (tree-sitter's
+# wheel is built per Python version; the others are the same files).
+$(WHEELHOUSE): client/requirements.txt | $(PY)
+	$(PY) -m pip download --quiet --only-binary=:all: -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
+	$(PY) -m pip download --quiet --only-binary=:all: --python-version 3.11 -d $(VENV)/wheelhouse -r client/requirements.txt $(CLIENT_BUILD)
+	@touch $@
 
 $(CONFORMANCE): tests/conformance/package.json tests/conformance/package-lock.json
 	npm ci --prefix tests/conformance --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# `npm install --no-save`, not `npm ci`: npm ci wants a lock entry for every platform's optional build of
+# opencode-ai, and the registry these machines reach lacks the macOS and Windows ones, so no lock can list
+# them; install takes the locked versions of what is there and leaves the lock file alone.
+$(AGENT_CLIS): tests/agents/package.json tests/agents/package-lock.json
+	@npm install --no-save --prefix tests/agents --no-audit --no-fund --loglevel=error || { echo "make test-agents: could not install the agent CLIs from npm (see the error above); it needs the npm registry, or a cache that holds tests/agents/package-lock.json's packages" >&2; exit 1; }
+	@touch $@
+
 clean:
-	rm -rf $(VENV) tests/conformance/node_modules
+	rm -rf $(VENV) tests/conformance/node_modules tests/agents/node_modules

@@ -9,7 +9,6 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kenfold.settings")
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
-    from django.core.management import execute_from_command_line
 
     try:
         # Loads kenfold.settings, which checks every KENFOLD_* variable: a bad one is the owner's to fix,
@@ -18,7 +17,9 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         sys.exit(f"Kenfold cannot start: {exc}")
 
-    execute_from_command_line(sys.argv)
+    from kenfold.management.utility import KenfoldManagementUtility
+
+    KenfoldManagementUtility(sys.argv).execute()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from consolidation.models import Consolidation, Kind, ProposalStatus
 from kenfold_common.errors import InvalidInput
 from memories.embedding_store import stored_dimensions
 from memories.models import Memory, served_sql
+from memories.search import PG_TRGM_DEFAULT_THRESHOLD
 
 SETTLE = timedelta(hours=1)  # a memory written within the hour may still be superseded by its author
 NEIGHBOURS = 3
@@ -134,10 +135,13 @@ def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID])
     with transaction.atomic(), connection.cursor() as cursor:
         # `%` then matches only at the pair threshold: the trigram index's own check discards the many
         # loosely similar memories (default threshold 0.3) before their rows are read and scored.
+        # The setting exists only once pg_trgm's library is loaded in this session, which its first
+        # trigram query does: on a new connection (a command, the worker after a restart) it is read
+        # with missing_ok and taken as the default.
         cursor.execute(
-            "SELECT current_setting('pg_trgm.similarity_threshold'), "
+            "SELECT coalesce(current_setting('pg_trgm.similarity_threshold', true), %s), "
             "set_config('pg_trgm.similarity_threshold', %s, true)",
-            [str(PAIR_TRIGRAM_SIMILARITY)],
+            [PG_TRGM_DEFAULT_THRESHOLD, str(PAIR_TRIGRAM_SIMILARITY)],
         )
         previous = cursor.fetchone()[0]
         cursor.execute(sql, params)

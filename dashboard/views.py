@@ -9,6 +9,7 @@ import uuid
 from math import ceil
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
@@ -298,17 +299,43 @@ def _clients_page(request: HttpRequest, **extra: object) -> HttpResponse:
     return _page(request, "clients.html", context, status=status)
 
 
+# The agents `kenfold connect` configures; a key for another agent is shown with both, to choose from.
+CONNECT_CLIENTS = ("claude-code", "codex")
+
+
+def connect_lines(*, agent: str, raw_key: str, mcp_url: str) -> list[str]:
+    """The commands that connect an agent with a key just created, on the agent's machine: save the key
+    in a private file, then `kenfold connect` (which registers the MCP server and the hooks with it)."""
+    key_file = f"~/.config/kenfold/{agent}.key"
+    clients = [agent] if agent in CONNECT_CLIENTS else list(CONNECT_CLIENTS)
+    return [
+        f"mkdir -p ~/.config/kenfold && (umask 077 && printf '%s\\n' '{raw_key}' > {key_file})",
+        *(f"kenfold connect {client} --url {mcp_url} --key-file {key_file}" for client in clients),
+    ]
+
+
+def _mcp_url(request: HttpRequest) -> str:
+    # Behind a proxy the public address is the one agents reach; otherwise the address this page was
+    # reached at (the Host allowlist already vetted it).
+    base = settings.PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+    return f"{base}/mcp"
+
+
 def key_create(request: HttpRequest) -> HttpResponse:
     agent = (request.POST.get("agent") or "").strip()
+    label = request.POST.get("label") or ""
     access = request.POST.get("access")
     if access not in ("read", "write"):
-        return _clients_page(request, problem="Choose read-only or read and write access.", agent=agent)
+        return _clients_page(
+            request, problem="Choose read-only or read and write access.", agent=agent, label=label
+        )
     try:
-        key, raw = keys.api_key_create(agent=agent, read_only=access == "read")
+        key, raw = keys.api_key_create(agent=agent, read_only=access == "read", label=label)
     except KenfoldError as exc:
-        return _clients_page(request, problem=exc.message, agent=agent)
+        return _clients_page(request, problem=exc.message, agent=agent, label=label)
     # The key is shown on this response only (no-store, no redirect): only its hash is kept.
-    return _clients_page(request, created=key, raw_key=raw)
+    lines = connect_lines(agent=key.agent, raw_key=raw, mcp_url=_mcp_url(request))
+    return _clients_page(request, created=key, raw_key=raw, connect_lines=lines)
 
 
 def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:

@@ -7,6 +7,7 @@ API key), like /mcp; the caller the guard authenticated is read here. Every erro
 
 import logging
 from collections.abc import Callable
+from typing import Literal
 
 import pydantic
 from django.conf import settings
@@ -15,10 +16,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security.http import HttpAuthBase
+from pydantic import BaseModel, Field
 
 from kenfold.auth import authenticated_caller, local_caller
 from kenfold.backpressure import DATABASE_UNAVAILABLE, RETRY_AFTER_S, database_unavailable
 from kenfold.caller import Caller
+from kenfold.openapi import error_documentation, error_responses
 from kenfold_common.errors import KenfoldError
 
 log = logging.getLogger(__name__)
@@ -129,6 +132,30 @@ class ApiErrorShapeMiddleware:
 
 def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     return error(f"no such endpoint: {request.path}; see /api/v1/docs", 404)
+
+
+class WhoAmIOutput(BaseModel):
+    agent: str = Field(description="the agent this caller's writes are recorded as")
+    read_only: bool = Field(description="true when the caller may search but not write")
+    credential: Literal["api_key", "oauth", "none"] = Field(
+        description="what authenticated the request (`none` on a server run with KENFOLD_AUTH=none)"
+    )
+
+
+_WHOAMI_ERRORS = (401, 403, 503)
+
+
+@api.get(
+    "/whoami",
+    response={200: WhoAmIOutput, **error_responses(*_WHOAMI_ERRORS)},
+    openapi_extra=error_documentation(*_WHOAMI_ERRORS),
+)
+def whoami(request: HttpRequest) -> WhoAmIOutput:
+    """Who the key or token is: its agent and whether it is read-only (`kenfold connect` and `doctor`
+    check a key with it before configuring an agent)."""
+    caller: Caller = request.auth
+    credential = "oauth" if caller.oauth_grant else "api_key" if authenticated_caller() else "none"
+    return WhoAmIOutput(agent=caller.agent, read_only=caller.read_only, credential=credential)
 
 
 api.add_router("/refs", "coderefs.api.router")

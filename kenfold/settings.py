@@ -15,6 +15,7 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from kenfold.backpressure import POOL_SIZE
 from kenfold.db_backend import pool_check
+from kenfold.logging import logs_for_a_person
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
 from kenfold_common.env import (
     ConfigError,
@@ -415,18 +416,33 @@ Q_CLUSTER = {
     "label": "Jobs",
 }
 
+_QUIET_LEVEL = "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"
+_FOR_A_PERSON = logs_for_a_person()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "kenfold.logging.JsonFormatter"}},
+    "formatters": {
+        "json": {"()": "kenfold.logging.JsonFormatter"},
+        "plain": {"()": "kenfold.logging.PlainFormatter"},
+    },
     # stderr only: in stdio mode stdout carries the MCP protocol.
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "json"}
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "formatter": "plain" if _FOR_A_PERSON else "json",
+        }
     },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
-        "django": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"},
+        "django": {"level": _QUIET_LEVEL},
         # Logs "Terminating session: None" at INFO after every stateless 2025-era POST.
-        "mcp.server.streamable_http": {"level": "WARNING" if LOG_LEVEL != "DEBUG" else "DEBUG"},
+        "mcp.server.streamable_http": {"level": _QUIET_LEVEL},
+        # django-q2 logs its start, every scheduled task it creates and runs, and its stop at INFO: an idle
+        # worker would write a few lines a minute. Failures are ERROR and still show.
+        "django-q": {"level": _QUIET_LEVEL},
+        # A command's security events (`password`, `oauth revoke`) belong in a service's log, not on the
+        # terminal of the person who just ran the command.
+        "kenfold.security": {"level": "ERROR" if _FOR_A_PERSON else "NOTSET"},
     },
 }

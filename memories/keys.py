@@ -19,11 +19,13 @@ from kenfold import clock
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
 from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
+from kenfold_common.text import has_invisible
 from memories.models import ApiKey
 
 KEY_PREFIX = "kf_"
 KEY_RE = re.compile(r"^kf_[A-Za-z0-9_-]{43}$")
 DISPLAY_PREFIX_LENGTH = 11
+MAX_LABEL_CHARS = 64
 # Writing last_used_at on every request would turn every read into a write; once a minute is enough to
 # tell the owner which keys are in use.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -33,13 +35,32 @@ def hash_key(raw: str) -> bytes:
     return hashlib.sha256(raw.encode()).digest()
 
 
-def api_key_create(*, agent: str, read_only: bool = False) -> tuple[ApiKey, str]:
-    """Create a key for `agent`; returns the row and the raw key, which is never retrievable again."""
+def _clean_label(label: str) -> str:
+    text = " ".join(label.split())
+    if len(text) > MAX_LABEL_CHARS:
+        raise InvalidInput(
+            f"the label is {len(text)} characters; use at most {MAX_LABEL_CHARS}, such as 'laptop' or 'CI'"
+        )
+    if has_invisible(text):
+        raise InvalidInput("the label contains control or invisible characters; type it again without them")
+    return text
+
+
+def api_key_create(*, agent: str, read_only: bool = False, label: str = "") -> tuple[ApiKey, str]:
+    """Create a key for `agent`; returns the row and the raw key, which is never retrievable again.
+
+    `label` (at most 64 characters, whitespace folded) tells two keys of one agent apart in listings.
+    """
     if not is_valid_agent_name(agent):
         raise InvalidInput(invalid_agent_name_message("the name given", example="claude-code"))
+    label = _clean_label(label)
     raw = KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
     key = ApiKey.objects.create(
-        agent=agent, read_only=read_only, prefix=raw[:DISPLAY_PREFIX_LENGTH], key_hash=hash_key(raw)
+        agent=agent,
+        read_only=read_only,
+        label=label,
+        prefix=raw[:DISPLAY_PREFIX_LENGTH],
+        key_hash=hash_key(raw),
     )
     key.refresh_from_db(fields=["id", "created_at"])
     return key, raw

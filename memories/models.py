@@ -246,6 +246,9 @@ class ApiKey(models.Model):
     key_hash = models.BinaryField(unique=True)
     # Least privilege for integrations that only search: every tool is listed, writes are refused.
     read_only = models.BooleanField(default=False, db_default=False)
+    # The owner's own words for where the key is used ("laptop", "CI"), so two keys of one agent can be
+    # told apart in listings; never used for identity.
+    label = models.TextField(default="", db_default="", blank=True)
     created_at = models.DateTimeField(db_default=Now())
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -257,6 +260,10 @@ class ApiKey(models.Model):
             models.CheckConstraint(
                 condition=models.lookups.Exact(models.Func(F("key_hash"), function="octet_length"), 32),
                 name="api_key_hash_sha256",
+            ),
+            models.CheckConstraint(
+                condition=models.lookups.LessThanOrEqual(models.functions.Length("label"), 64),
+                name="api_key_label_length",
             ),
         ]
         indexes = [models.Index(fields=["agent"], name="api_key_agent")]

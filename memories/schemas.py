@@ -95,11 +95,25 @@ class RememberOutput(BaseModel):
     )
 
 
+class ProjectView(BaseModel):
+    """A project Kenfold holds memories for: pass `name` as `project` to read them."""
+
+    name: str = Field(description="the project's normalized identity (host/path, or a short name)")
+    memories: int = Field(description="how many active memories it has")
+    last_written_at: datetime = Field(description="when its newest active memory was written")
+
+
+_PROJECTS = "known projects, most recently written first (bounded): pass one's name as project"
+_HINT = "why the answer may hold less than expected, and which project to pass instead"
+
+
 class RecallOutput(BaseModel):
     memories: list[MemoryItem]
     missing: list[str] | None = Field(
         None, description="load by ids: requested ids that are not served (unknown, retired or expired)"
     )
+    projects: list[ProjectView] | None = Field(None, description=f"with an unknown project: {_PROJECTS}")
+    hint: str | None = Field(None, description=_HINT)
 
 
 class GetContextOutput(BaseModel):
@@ -115,6 +129,10 @@ class GetContextOutput(BaseModel):
         None, description="with state: ids you hold that were superseded, forgotten or expired since"
     )
     state: str | None = Field(None, description="pass it to the next get_context to get only what changed")
+    projects: list[ProjectView] | None = Field(
+        None, description=f"without project, or with an unknown one: {_PROJECTS}"
+    )
+    hint: str | None = Field(None, description=_HINT)
 
     def sent_items(self) -> list[MemoryItem]:
         """Every memory of the answer, in the order the sections are filled."""

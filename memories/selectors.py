@@ -8,19 +8,28 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from difflib import SequenceMatcher
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Max, QuerySet, Sum
 
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, NotFound
-from kenfold_common.identity import USER_SCOPE, scope_for_project, scope_from_owner
+from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, search
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
-from memories.schemas import GetContextOutput, MemoryItem, MemoryRef, MemoryView, RecallOutput, RelatedDoc
+from memories.schemas import (
+    GetContextOutput,
+    MemoryItem,
+    MemoryRef,
+    MemoryView,
+    ProjectView,
+    RecallOutput,
+    RelatedDoc,
+)
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
@@ -33,6 +42,18 @@ RECENT_SESSIONS = 3
 RECENT_CONTENT_CHARS = 800
 SECTION_LIMIT = 50
 MAX_RELATED_DEPTH = 3
+# Projects a tool answer lists: enough for one person's repositories, short enough to cost few tokens.
+PROJECTS_LISTED = 20
+# Projects compared with an unknown name: the most recently written ones, so a guess is matched quickly
+# however many old projects the store holds.
+PROJECTS_MATCHED = 1000
+CLOSEST_PROJECTS = 3
+# difflib ratio from which a known project is named as what the caller may have meant ("shop" and
+# "shopfront" score 0.62; unrelated short names score well below).
+CLOSE_PROJECT_RATIO = 0.6
+# Whole identities share their host and often their owner ("github.com/acme/"), which alone makes two
+# unrelated projects of one owner score 0.7-0.8; compared whole, only a near-exact spelling counts.
+CLOSE_IDENTITY_RATIO = 0.9
 
 
 def parse_memory_id(value: str, *, field: str = "id") -> uuid.UUID:
@@ -120,7 +141,13 @@ def memory_recall(
     )
     if related_depth:
         _attach_related(views, depth=related_depth)
-    return RecallOutput(memories=views)
+    projects, hint = project_guide(
+        scope=scope_for_project(project),
+        now=clock.now(),
+        user_wide_listing=False,
+        found_scopes={view.scope for view in views},
+    )
+    return RecallOutput(memories=views, projects=projects, hint=hint)
 
 
 def _attach_related(views: list[MemoryView], *, depth: int) -> None:
@@ -326,13 +353,110 @@ def context_get(
         # Rules about code that is gone or changed come last: they may no longer hold.
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
-    if task_query:
-        output.relevant = packer.take(
-            retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT)
-        )
+    relevant = (
+        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT) if task_query else []
+    )
+    output.relevant = packer.take(relevant)
     output.truncated = packer.truncated or None
     output.removed = removed
+    found = [*sections.preferences, *([handoff] if handoff else []), *sections.recent, *sections.rules]
+    output.projects, output.hint = project_guide(
+        scope=scope,
+        now=now,
+        user_wide_listing=True,
+        found_scopes={memory.scope for memory in found} | {view.scope for view in relevant},
+    )
     return output
+
+
+def project_list(*, now: datetime, limit: int = PROJECTS_LISTED) -> list[ProjectView]:
+    """Projects with active memories, most recently written first: what a client without a git remote
+    (ChatGPT, claude.ai) can pass as `project`."""
+    rows = (
+        Memory.objects.served(now)
+        .filter(scope__startswith=PROJECT_SCOPE_PREFIX)
+        .order_by()
+        .values("scope")
+        .annotate(memories=Count("id"), last_written_at=Max("created_at"))
+        .order_by("-last_written_at", "scope")[:limit]
+    )
+    return [
+        ProjectView(
+            name=row["scope"].removeprefix(PROJECT_SCOPE_PREFIX),
+            memories=row["memories"],
+            last_written_at=row["last_written_at"],
+        )
+        for row in rows
+    ]
+
+
+def _last_segment(name: str) -> str:
+    return name.rstrip("/").rsplit("/", 1)[-1]
+
+
+def project_closest(
+    *, name: str, known: list[ProjectView], limit: int = CLOSEST_PROJECTS
+) -> list[ProjectView]:
+    """The known projects `name` most likely meant: by their last path segment (a bare `shop` finds
+    `github.com/acme/shop`, `shp` too), or whole when spelled nearly the same; ties keep the most recently
+    written first."""
+    last = _last_segment(name)
+    scored = []
+    for position, project in enumerate(known):
+        ratio = SequenceMatcher(None, last, _last_segment(project.name)).ratio()
+        whole = SequenceMatcher(None, name, project.name).ratio()
+        if whole >= CLOSE_IDENTITY_RATIO:
+            ratio = max(ratio, whole)
+        if ratio >= CLOSE_PROJECT_RATIO:
+            scored.append((-ratio, position, project))
+    return [project for _, _, project in sorted(scored, key=lambda item: item[:2])[:limit]]
+
+
+def _counted(project: ProjectView) -> str:
+    return f"{project.name} ({project.memories} {'memory' if project.memories == 1 else 'memories'})"
+
+
+def project_guide(
+    *, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
+) -> tuple[list[ProjectView] | None, str | None]:
+    """The known projects and a hint for the model, when what it asked for may not be what it meant.
+
+    Without a project (`user_wide_listing`: get_context), the answer holds user-wide memories only, so
+    the model learns which projects exist. With a project that holds no active memory, the answer says
+    so and names the closest known projects: a remote client guessing `shop` must not get an empty list
+    with no word. A project with memories gets neither (nothing to add, no tokens spent); when the
+    answer already holds one of its memories (`found_scopes`), that costs no query either.
+    """
+    if scope == USER_SCOPE:
+        if not user_wide_listing:
+            return None, None
+        listed = project_list(now=now)
+        if not listed:
+            return None, None
+        return listed, (
+            "No project was given, so only user-wide memories are included. Kenfold also holds the "
+            "memories of the projects in `projects`: pass the one you work on as project (its name as "
+            "listed, or the repository's git remote URL)."
+        )
+    if scope in found_scopes or Memory.objects.served(now).filter(scope=scope).exists():
+        return None, None
+    name = scope.removeprefix(PROJECT_SCOPE_PREFIX)
+    known = project_list(now=now, limit=PROJECTS_MATCHED)
+    if not known:
+        return None, (
+            f'Kenfold holds no memories for project "{name}" yet, and none for any other project; '
+            "memories you remember with this project start it."
+        )
+    closest = project_closest(name=name, known=known)
+    if closest:
+        advice = (
+            f"Closest known {'project' if len(closest) == 1 else 'projects'}: "
+            f"{', '.join(_counted(project) for project in closest)}. If you meant one of them, call again "
+            "with that name as project."
+        )
+    else:
+        advice = "No known project has a similar name; the known ones are listed in `projects`."
+    return known[:PROJECTS_LISTED], f'Kenfold holds no memories for project "{name}" yet. {advice}'
 
 
 def memory_list(

@@ -25,10 +25,11 @@ def embeddings_backfill() -> str:
     lines = []
     for embedder in embedders:
         report = backfill(embedder=embedder)
-        log.info(
-            "embedding backfill",
-            extra={"embedded": report.embedded, "failed": report.failed, "model": embedder.name},
-        )
+        if report.embedded or report.failed:  # an idle worker runs this every five minutes: no news, no line
+            log.info(
+                "embedding backfill",
+                extra={"embedded": report.embedded, "failed": report.failed, "model": embedder.name},
+            )
         lines.append(
             f"{embedder.name}: embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
         )

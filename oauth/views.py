@@ -52,12 +52,20 @@ CHALLENGE_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")
 MAX_REDIRECT_URIS = 20
 MAX_REDIRECT_URI_CHARS = 2000
 MAX_CLIENT_NAME_BYTES = 200
+CONSENT_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; form-action {form_action}; frame-ancestors 'none'; "
+    "base-uri 'none'"
+)
+# CSP's host-source grammar: letters, digits and hyphens between dots (no IPv6 literal, no quote or ';').
+CSP_HOST_RE = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*$")
 CONSENT_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
+    "Content-Security-Policy": CONSENT_CSP.format(form_action="'self'"),
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it a browser posts the form with `Origin: null` (Fetch: a POST's Origin is
+    # null when the policy is no-referrer), which the CSRF check refuses, so no owner could approve. Under
+    # same-origin the POST carries our origin, and the client's redirect URI still gets no Referer (the
+    # consent URL, with its state and challenge, stays with us).
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 NO_SECRETS = (
@@ -257,6 +265,27 @@ def _authorize_get(request: HttpRequest) -> HttpResponse:
     )
 
 
+def redirect_source(redirect_uri: str) -> str | None:
+    """The CSP source naming the client's redirect URI, for the consent page's form-action.
+
+    Browsers check form-action on the redirects that follow a form's submission too: with 'self' alone,
+    chromium stops the owner's answer at our own 302 to the client (net::ERR_ABORTED), approve or deny.
+    An IPv6 literal ([::1]) cannot be written as a host-source, so its scheme alone is named.
+    """
+    parts = urlsplit(redirect_uri)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):  # registration accepts no other redirect URI
+        return None
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if not CSP_HOST_RE.fullmatch(host):
+        return f"{scheme}:"
+    return f"{scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def _consent_page(
     request: HttpRequest,
     *,
@@ -285,6 +314,8 @@ def _consent_page(
     response = render(request, "oauth/consent.html", context, status=status)
     for header, value in CONSENT_HEADERS.items():
         response[header] = value
+    sources = ["'self'", *filter(None, [redirect_source(redirect_uri)])]
+    response["Content-Security-Policy"] = CONSENT_CSP.format(form_action=" ".join(sources))
     return response
 
 

@@ -28,7 +28,7 @@ from kenfold_common.docs import (
 )
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
-from kenfold_common.secrets import reject_secrets
+from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions
 from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
@@ -88,16 +88,22 @@ def _validate_file(index: int, file: DocFile) -> None:
 
 
 def _reject_secrets(file: DocFile) -> None:
-    """SecretDetected naming the section or field (never the value) where a credential was found."""
+    """SecretDetected naming the section or field (never the value) where a credential was found. The
+    heading is most often where the credential is ("## Rotate ghp_... quarterly"), so it is named redacted,
+    with the section's position in the page."""
+    path = redact_secrets(file.path)
     fields = {"title": file.title, "description": file.description}
     for name in ("tags", "aliases", "answers"):
         fields[name] = " ".join(getattr(file, name))
     for name, text in fields.items():
         if text:
-            reject_secrets(field=f"{file.path}: {name}", text=text)
-    # Sections are named by position, not by heading: a heading may hold the very credential refused.
-    for position, chunk in enumerate(file.chunks):
-        reject_secrets(field=f"{file.path}: section {position + 1} (chunks[{position}])", text=chunk.content)
+            reject_secrets(field=f"{path}: {name}", text=text)
+    for index, chunk in enumerate(file.chunks):
+        heading = redact_secrets(" > ".join(chunk.heading_path)) or "the text before the first heading"
+        reject_secrets(
+            field=f"{path}: section {heading!r} (section {index + 1} of {len(file.chunks)})",
+            text=chunk.content,
+        )
 
 
 def _chunk_attrs(file: DocFile, index: int) -> dict[str, Any]:

@@ -57,13 +57,21 @@ def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str
 
 
 def manage(
-    home: Path, *args: str, repo: Path = REPO, check: bool = True, timeout: float = 120, **extra: str
+    home: Path,
+    *args: str,
+    repo: Path = REPO,
+    check: bool = True,
+    timeout: float = 120,
+    input: str | None = None,
+    **extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    """`manage.py *args` of `repo` for `home`; with `check`, a non-zero exit raises with its output."""
+    """`manage.py *args` of `repo` for `home`, `input` on its stdin; with `check`, a non-zero exit raises
+    with its output."""
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=repo,
         env=kenfold_env(home, repo=repo, **extra),
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -1,5 +1,5 @@
-"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``
-and ``kenfold hook``.
+"""The ``kenfold`` command (also ``python -m kenfold_client``): ``kenfold refs sync``, ``kenfold docs sync|lint``,
+``kenfold hook`` and ``kenfold connect|doctor`` (kenfold_client.connect).
 
 Exit codes: 0 success, 2 wrong usage (options, URL, API key source), 1 any other failure. Errors go to
 stderr as one line; ``--quiet`` silences the summary, never an error. ``kenfold hook`` itself always exits
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kenfold_client import git
+from kenfold_client import connect, git
 from kenfold_client.docs import default_selection, docs_sync
 from kenfold_client.docs_lint import format_report, lint_folder
 from kenfold_client.errors import ClientError, UsageError
@@ -25,7 +25,7 @@ from kenfold_client.hook import (
     failure,
     run_hook,
 )
-from kenfold_client.hook_config import CLIENTS, hooks_config, install_hooks, settings_file
+from kenfold_client.hook_config import CLIENTS, hooks_config, install_hooks, settings_file, uninstall_hooks
 from kenfold_client.hook_state import state_dir
 from kenfold_client.http import (
     API_KEY_VARIABLE,
@@ -42,6 +42,8 @@ from kenfold_common.text import for_terminal
 SYNC_BUDGET_SECONDS = 60.0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+# The options of `kenfold hook` that take a value (the next word, unless written `--url=...`).
+HOOK_VALUE_OPTIONS = ("--url", "--key-file", "--key-env", "--client", "--send-timeout")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_hook_parsers(commands)
     _add_docs_parsers(commands)
+    connect.add_parsers(commands)
     return parser
 
 
@@ -223,7 +226,8 @@ def _add_hook_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
             help=summary,
             description=(
                 f"{summary[0].upper()}{summary[1:]}: Claude Code's ~/.claude/settings.json, Codex's "
-                "~/.codex/hooks.json. Every entry you wrote yourself is kept; a backup is written first."
+                "~/.codex/hooks.json. Every entry you wrote yourself is kept; a backup is written first. "
+                "It installs nothing unless the key file reads and the server answers and accepts the key."
                 if name == "install"
                 else f"{summary[0].upper()}{summary[1:]}, to add by hand or to check before `kenfold hook install`."
             ),
@@ -241,12 +245,29 @@ def _add_hook_parsers(commands: "argparse._SubParsersAction[argparse.ArgumentPar
             command.add_argument(
                 "--file", type=Path, help="the settings file to merge into (default: the client's own)"
             )
+    uninstall = setup.add_parser(
+        "uninstall",
+        help="remove the Kenfold hooks from the client's settings file, keeping everything else",
+        description=(
+            "Remove every entry that runs `kenfold hook` from Claude Code's ~/.claude/settings.json and "
+            "Codex's ~/.codex/hooks.json (or only the named client's). Every other entry is kept; a backup "
+            "is written first."
+        ),
+    )
+    uninstall.add_argument(
+        "client", nargs="?", choices=CLIENTS, help="the agent whose hooks to remove (default: both)"
+    )
+    uninstall.add_argument(
+        "--file", type=Path, help="the settings file to remove them from (default: the client's own)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
-    running_hook = words[:1] == ["hook"] and not {"config", "install"} & set(words)
+    # An agent runs `kenfold hook [options]`; a word after `hook` that is not an option is a command a
+    # person typed (`kenfold hook uninstal`), which gets argparse's usage and exit 2 like any other.
+    running_hook = words[:1] == ["hook"] and _first_word(words[1:]) is None
     try:
         arguments = parser.parse_args(words)
     except SystemExit as exit:
@@ -259,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _hook(arguments)
     if arguments.command == "docs":
         return _docs(arguments, parser)
+    if arguments.command in connect.COMMANDS:
+        return connect.run(arguments)
     if not arguments.dir.is_dir():
         parser.error(f"--dir {arguments.dir} is not a directory")
     try:
@@ -309,13 +332,37 @@ def _print_hook_outcome(outcome: HookOutcome) -> None:
         print(json.dumps(outcome.output))
 
 
+def _first_word(words: Sequence[str]) -> str | None:
+    """The first word that is neither an option of `kenfold hook` nor an option's value."""
+    rest = iter(words)
+    for word in rest:
+        if word == "--":
+            return next(rest, None)
+        if not word.startswith("-"):
+            return word
+        if word in HOOK_VALUE_OPTIONS:
+            next(rest, None)
+    return None
+
+
 def _hook_setup(arguments: argparse.Namespace) -> int:
-    config = hooks_config(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
-    if arguments.hook_command == "config":
-        print(json.dumps(config, indent=2))
-        return 0
-    path = arguments.file or settings_file(arguments.client)
     try:
+        if arguments.hook_command == "uninstall":
+            if arguments.file is not None:
+                paths = [arguments.file]
+            else:
+                paths = [
+                    settings_file(client) for client in ([arguments.client] if arguments.client else CLIENTS)
+                ]
+            for path in paths:
+                print(for_terminal(uninstall_hooks(path=path)))
+            return 0
+        config = hooks_config(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
+        if arguments.hook_command == "config":
+            print(json.dumps(config, indent=2))
+            return 0
+        path = arguments.file or settings_file(arguments.client)
+        connect.require_working_hooks(client=arguments.client, url=arguments.url, key_file=arguments.key_file)
         print(for_terminal(install_hooks(client=arguments.client, config=config, path=path)))
     except ClientError as error:
         print(for_terminal(f"kenfold: error: {error}"), file=sys.stderr)

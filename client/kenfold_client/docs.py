@@ -20,6 +20,7 @@ from kenfold_client.errors import ClientError
 from kenfold_client.http import KenfoldApi
 from kenfold_client.markdown import Page, parse_page
 from kenfold_common.docs import GLOB_CHARS_RE, MAX_DELETED_PER_SYNC, MAX_FILES_PER_SYNC, is_doc_path
+from kenfold_common.secrets import redact_secrets
 
 DEFAULT_GLOB = "**/*.md"
 # Without --dir: the checkout's docs/ folder and its top-level README.
@@ -253,5 +254,6 @@ def _summary(*, project: str, commit: str, outcome: DocsSyncOutcome) -> str:
         line += f" ({counts['sections_stored']} sections stored, {counts['sections_kept']} kept)"
     line += f"; {counts['links']} relates_to link{'' if counts['links'] == 1 else 's'}"
     for refused in outcome.refused:
-        line += f"\nrefused {refused.get('path')}: {refused.get('error')}"
+        # The server names the place without the value; a server older than that echoed the heading.
+        line += f"\nrefused {redact_secrets(str(refused.get('path')))}: {redact_secrets(str(refused.get('error')))}"
     return line

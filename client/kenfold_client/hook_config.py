@@ -1,10 +1,13 @@
-"""`kenfold hook config|install`: the hooks entries of Claude Code and Codex, printed or merged (spec §1.10).
+"""`kenfold hook config|install|uninstall`: the hooks entries of Claude Code and Codex, printed, merged or
+removed (spec §1.10).
 
 Both clients read the same shape (event -> groups -> command handlers with a timeout in seconds); they
 differ in the file and the events: Codex has no PostCompact and allows SessionEnd 3 s. Installing merges
 into the user's own settings, so it keeps every entry it did not write, replaces the ones it wrote before
 (a second install changes nothing), saves a backup before writing and refuses a file it cannot read as
-JSON rather than overwrite what the user wrote by hand.
+JSON rather than overwrite what the user wrote by hand (`kenfold hook install` first checks that the
+hooks would work: kenfold_client.connect.require_working_hooks). Uninstalling removes only what an install
+wrote, so install then uninstall gives back the user's own file.
 """
 
 import json
@@ -32,7 +35,7 @@ def settings_file(client: str) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def _kenfold_binary() -> list[str]:
+def kenfold_command() -> list[str]:
     """The command that runs this very client, by absolute path (the agent's PATH may not have it)."""
     program = Path(sys.argv[0])
     if program.name == "kenfold" and program.is_file():
@@ -41,7 +44,7 @@ def _kenfold_binary() -> list[str]:
 
 
 def hook_command(*, client: str, url: str | None, key_file: Path | None) -> str:
-    words = [*_kenfold_binary(), "hook", "--client", client]
+    words = [*kenfold_command(), "hook", "--client", client]
     if url:
         words += ["--url", url]
     if key_file is not None:
@@ -101,6 +104,65 @@ def merge_hooks(settings: dict[str, Any], config: dict[str, Any], *, where: Path
 
 def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
     """Merge ``config`` into ``path`` and say what happened and what to do next."""
+    original, settings = _read_settings(
+        path, or_else=f", or print the entries with `kenfold hook config {client}` and add them by hand"
+    )
+    merged = merge_hooks(settings, config, where=path)
+    next_step = _next_step(client)
+    if merged == settings:
+        return f"The Kenfold hooks in {path} are already up to date. {next_step}"
+    backup_note = _write_json(path, original=original, settings=merged)
+    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+
+
+def remove_hooks(settings: dict[str, Any], *, where: Path) -> dict[str, Any]:
+    """``settings`` without any handler that runs ``kenfold hook``: a group, an event and the "hooks" object
+    that held only ours go too, so an install followed by an uninstall gives back the user's own file."""
+    hooks = settings.get("hooks")
+    if hooks is None:
+        return settings
+    if not isinstance(hooks, dict):
+        raise ClientError(f'{where}: "hooks" is not an object; fix it by hand, then run the uninstall again')
+    kept_hooks: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept_hooks[event] = groups  # not ours to judge: we never write anything but lists
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [handler for handler in group["hooks"] if not is_kenfold_handler(handler)]
+                if not others and group["hooks"]:
+                    continue
+                group = {**group, "hooks": others}
+            kept.append(group)
+        if kept or not groups:
+            kept_hooks[event] = kept
+    merged = {key: value for key, value in settings.items() if key != "hooks"}
+    if kept_hooks or not hooks:
+        merged["hooks"] = kept_hooks
+        # Keep the user's key order: "hooks" back where it was.
+        merged = {key: merged[key] for key in settings if key in merged}
+    return merged
+
+
+def uninstall_hooks(*, path: Path) -> str:
+    """Remove our handlers from ``path``, keeping everything else, and say what happened."""
+    if not path.exists():
+        return f"There is no {path}; no Kenfold hooks to remove."
+    original, settings = _read_settings(
+        path, or_else=", or remove the entries that run `kenfold hook` by hand"
+    )
+    cleaned = remove_hooks(settings, where=path)
+    if cleaned == settings:
+        return f"There are no Kenfold hooks in {path}; nothing was changed."
+    backup_note = _write_json(path, original=original, settings=cleaned)
+    return f"Removed the Kenfold hooks from {path}{backup_note}; every other setting is kept."
+
+
+def _read_settings(path: Path, *, or_else: str) -> tuple[str | None, dict[str, Any]]:
+    """The file's text (None when there is none) and its JSON object; ``or_else`` ends the advice when
+    the file is not JSON."""
     try:
         original = path.read_text()
     except FileNotFoundError:
@@ -111,15 +173,22 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
         settings = json.loads(original) if original is not None and original.strip() else {}
     except ValueError as error:
         raise ClientError(
-            f"{path} is not valid JSON ({error}); nothing was changed. Fix the file, or print the entries "
-            f"with `kenfold hook config {client}` and add them by hand"
+            f"{path} is not valid JSON ({error}); nothing was changed. Fix the file{or_else}"
         ) from None
     if not isinstance(settings, dict):
         raise ClientError(f"{path} does not hold a JSON object; nothing was changed. Fix the file first")
-    merged = merge_hooks(settings, config, where=path)
-    next_step = _next_step(client)
-    if merged == settings:
-        return f"The Kenfold hooks in {path} are already up to date. {next_step}"
+    return original, settings
+
+
+def _write_json(path: Path, *, original: str | None, settings: dict[str, Any]) -> str:
+    return replace_file(
+        path, original=original, text=json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    )
+
+
+def replace_file(path: Path, *, original: str | None, text: str) -> str:
+    """Write ``text`` to the user's settings file ``path`` (whose content was ``original``, None when it did
+    not exist), keeping a backup and the file's mode; returns a note naming the backup, or ""."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup_note = ""
     if original is not None:
@@ -127,19 +196,19 @@ def install_hooks(*, client: str, config: dict[str, Any], path: Path) -> str:
         backup.write_text(original)
         backup.chmod(path.stat().st_mode & 0o777)
         backup_note = f" (the previous file is saved as {backup})"
-    # Written to a temporary file and renamed: an interrupted install leaves the old settings intact.
+    # Written to a temporary file and renamed: an interrupted write leaves the old settings intact.
     temporary = path.with_name(f".{path.name}.kenfold.tmp")
-    temporary.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    temporary.write_text(text)
     if original is not None:
         temporary.chmod(path.stat().st_mode & 0o777)
     temporary.replace(path)
-    return f"Installed the Kenfold hooks in {path}{backup_note}. {next_step}"
+    return backup_note
 
 
 def _next_step(client: str) -> str:
     if client == "codex":
         return (
-            "Next: start a new Codex session (approve the hooks with /hooks if Codex asks; older versions "
-            "also need `[features] codex_hooks = true` in ~/.codex/config.toml)."
+            "Next: start `codex` and approve Kenfold's hooks with /hooks: Codex runs no hook it has not "
+            "trusted, and `codex exec` skips untrusted hooks without a word."
         )
     return "Next: start a new Claude Code session; its first prompt has the project's memory."

@@ -84,6 +84,10 @@ class KenfoldApi:
     def close(self) -> None:
         self._client.close()
 
+    def whoami(self, *, timeout: float = HTTP_TIMEOUT_SECONDS) -> dict[str, Any]:
+        """Who the key is: `agent`, `read_only` and `credential` (`api_key`, `oauth` or `none`)."""
+        return self._send("GET", "whoami", timeout=timeout)
+
     def refs_targets(self, *, project: str, timeout: float = HTTP_TIMEOUT_SECONDS) -> list[Any]:
         """The references of ``project`` to check, as the server sent them (unanchored first)."""
         body = self._send("GET", "refs", params={"project": project}, timeout=timeout)

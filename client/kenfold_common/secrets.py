@@ -9,18 +9,27 @@ because their patterns match ordinary text far more often: placeholders (``${API
 ``changeme123``) and, for most, values that do not look random (commit SHAs, words, paths) or, in a
 password field, not like a password a person would choose (``Summer2021!``).
 
+The rules read the text as written and then as a reader would see it (NFKC, invisible characters removed,
+percent-escapes decoded, lines joined inside a token, base64 runs decoded, placeholder words inside a real
+token masked), so that a disguised credential is found too; docs/security.md says what each reading adds,
+measured on credentials of 134 documented formats (tests/common/secret_world).
+
 This runs on every write and on hook captures far longer than a memory, so the patterns are compiled once
 and kept linear in the length of the text: no nested repetitions, possessive runs where a tail can still
 fail, and the JWT and secret-assignment patterns start only where a run of their characters starts.
 It imports nothing from Django, so the client hook can redact with it before anything reaches the disk.
 """
 
+import base64
+import binascii
 import math
 import re
+import unicodedata
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from kenfold_common.errors import SecretDetected
 
@@ -33,6 +42,9 @@ class SecretFinding:
     label: str
     start: int
     end: int
+    # Which reading of the text showed it: "as written", "normalized" (NFKC, invisible characters removed,
+    # percent-decoded), "joined lines" or "base64-decoded". For the figures in docs/security.md only.
+    layer: str = field(default="as written", compare=False)
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,12 @@ class _Rule:
     # A named group "value" narrows the finding to the credential itself (the password, not the whole URL).
     pattern: re.Pattern[str]
     accepts: Callable[[re.Match[str]], bool] | None = None
+    # The match must start a word (not "desk_live_..."). Checked after the match rather than by a
+    # lookbehind, so that a pattern starting with its literal prefix keeps the regex engine's fast search
+    # for that prefix: ten times faster per rule, and there are fifty such rules.
+    word_start: bool = False
+    # A rule whose pattern cannot start with a literal runs only on texts that contain this string.
+    hint: str | None = None
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -74,12 +92,29 @@ _PLACEHOLDER_WORDS = (
     "process.env",
     "os.getenv",
 )
-# The random body of a provider token contains a given four-letter word by chance about once in 30,000
-# tokens, and a JWT or a session token runs to hundreds of characters, so bodies are held to the longer
-# words and to the runs of x that documentation uses, in one case ("ghp_xxxx...", "AKIAXXXXXXXXXXXXXXXX",
-# "AKIAIOSFODNN7EXAMPLE").
-_TOKEN_PLACEHOLDER_WORDS = tuple(word for word in _PLACEHOLDER_WORDS if len(word) >= 5)
-_TOKEN_PLACEHOLDER_RUNS = ("xxxx", "XXXX")
+# A provider token is a placeholder only when it is one of the values the providers print in their own
+# documentation, or when too little of it is left to be a credential once the placeholder material is taken
+# out: words documentation uses ("example", "your", "token"), runs of one character ("xxxx", "0000") and
+# counting sequences. A real-shaped token with "EXAMPLE", "test" or "xxxx" written over part of its random
+# body still holds a credential's worth of randomness, so it counts (issue 37).
+_DOCUMENTED_EXAMPLE_TOKENS = frozenset(
+    {
+        # AWS documentation's access key ids and secret access keys.
+        "AKIAIOSFODNN7EXAMPLE",
+        "AKIAI44QH8DHBEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        # kubeadm's documented bootstrap token.
+        "abcdef.0123456789abcdef",
+    }
+)
+_PLACEHOLDER_MATERIAL_RE = re.compile(
+    r"example|placeholder|redacted|changeme|dummy|sample|your|token|here|fake|test|secret|key"
+    r"|(.)\1{3,}|0123456789|123456|abcdef",
+    re.IGNORECASE,
+)
+# Fewer random letters and digits than this left in a body: a placeholder ("xoxb-your-bot-token-here").
+_MIN_RANDOM_BODY = 8
 _PURE_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 # Base64 output ("openssl rand -base64 32", AWS secret keys) holds "/" and "+" but, unlike a path, holds no
 # dots and has a lower-case word of four letters between slashes ("config/", "/keys") in well under 1 of
@@ -94,6 +129,8 @@ _MIN_RANDOM_ENTROPY_BITS = 3.5
 # (40) and as long as a SHA-256 digest, which nobody assigns to a secret-named field.
 _MIN_HEX_KEY_LENGTH = 64
 _MIN_PASSWORD_LENGTH = 8
+_MIN_SINGLE_CASE_KEY_LENGTH = 32
+_MIN_SINGLE_CASE_ENTROPY_BITS = 4.2
 _MIN_RANDOM_LETTERS_LENGTH = 20
 _URL_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?^~-_")
 
@@ -101,20 +138,35 @@ _URL_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?^~-_")
 def _is_placeholder(value: str) -> bool:
     lowered = value.lower()
     return (
-        value.startswith(_PLACEHOLDER_PREFIXES)
+        value in _DOCUMENTED_EXAMPLE_TOKENS
+        or value.startswith(_PLACEHOLDER_PREFIXES)
         or _PERCENT_PLACEHOLDER_RE.match(value) is not None
-        or any(word in lowered for word in _PLACEHOLDER_WORDS)
+        or any(_has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
         or len(set(value)) == 1
     )
 
 
+def _has_placeholder_word(lowered: str, word: str) -> bool:
+    """``word`` in ``lowered`` other than between two letters or digits: "changeme123" and "<key>-EXAMPLE"
+    are placeholders, but "5ohWC43OV0testQ8QEiEu67" is a random value that holds "test" by chance or with
+    part of it written over, and still gives most of it away."""
+    position = lowered.find(word)
+    while position != -1:
+        end = position + len(word)
+        inside = (
+            position > 0 and lowered[position - 1].isalnum() and end < len(lowered) and lowered[end].isalnum()
+        )
+        if not inside:
+            return True
+        position = lowered.find(word, position + 1)
+    return False
+
+
 def _is_placeholder_body(body: str) -> bool:
-    lowered = body.lower()
-    return (
-        any(word in lowered for word in _TOKEN_PLACEHOLDER_WORDS)
-        or any(run in body for run in _TOKEN_PLACEHOLDER_RUNS)
-        or len(set(body)) == 1
-    )
+    if body in _DOCUMENTED_EXAMPLE_TOKENS:
+        return True
+    remaining = _PLACEHOLDER_MATERIAL_RE.sub("", body)
+    return sum(char.isalnum() for char in remaining) < _MIN_RANDOM_BODY
 
 
 def _character_class(char: str) -> str | None:
@@ -164,7 +216,12 @@ def _looks_random(value: str) -> bool:
     if not any(char.isalpha() for char in value):
         return False
     classes = _character_classes(value)
-    if len(classes) < 3 and not {"digit", "symbol"} <= classes and not _has_random_case(value, classes):
+    if (
+        len(classes) < 3
+        and not {"digit", "symbol"} <= classes
+        and not _has_random_case(value, classes)
+        and not _is_long_random_single_case(value, classes)
+    ):
         return False
     return _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS
 
@@ -175,6 +232,16 @@ def _has_random_case(value: str, classes: set[str]) -> bool:
     if classes != {"upper", "lower"} or len(value) < _MIN_RANDOM_LETTERS_LENGTH:
         return False
     return 1 / 3 <= sum(char.isupper() for char in value) / len(value) <= 2 / 3
+
+
+def _is_long_random_single_case(value: str, classes: set[str]) -> bool:
+    # Keys in one case with digits (Azure DevOps tokens: 52 of a-z and 2-7): at 32 characters and more,
+    # names and words with numbers do not reach the entropy of random text.
+    return (
+        len(value) >= _MIN_SINGLE_CASE_KEY_LENGTH
+        and "digit" in classes
+        and _shannon_entropy(value) >= _MIN_SINGLE_CASE_ENTROPY_BITS
+    )
 
 
 def _looks_like_password(value: str) -> bool:
@@ -200,7 +267,7 @@ def _is_random_non_placeholder(match: re.Match[str]) -> bool:
 
 
 def _is_real_token(match: re.Match[str]) -> bool:
-    return not _is_placeholder_body(match["body"])
+    return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
 
 
 def _is_openai_key(match: re.Match[str]) -> bool:
@@ -213,6 +280,12 @@ def _is_private_key(match: re.Match[str]) -> bool:
     return _KEY_MATERIAL_RE.search(body) is not None and not _is_placeholder_body(body)
 
 
+def _has_digit_and_letter_in_secret(body: str) -> bool:
+    # One real token in 200 has no digit in its 6-character id, none has a 16-character secret without one.
+    secret = body.split(".")[1]
+    return any(char.isdigit() for char in secret) and any(char.isalpha() for char in secret)
+
+
 def _is_non_placeholder(match: re.Match[str]) -> bool:
     return not _is_placeholder(match["value"])
 
@@ -221,6 +294,21 @@ def _is_real_key(match: re.Match[str]) -> bool:
     # For a value the name identifies and the pattern confines to key characters, such as a session token
     # of several hundred base64 characters, which holds a four-letter word by chance once in 250.
     return not _is_placeholder_body(match["value"])
+
+
+# Many providers issue keys that are hex digits or a UUID (Twilio auth tokens, Datadog keys, Heroku's
+# legacy keys). Alone they are indistinguishable from digests and ids, so they count only under a name
+# that says which secret they are: "TWILIO_AUTH_TOKEN", "api_key", but not a bare "token", which notes
+# use for commit SHAs and cache keys as well.
+_BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
+_KEY_SIZED_HEX_RE = re.compile(r"[0-9a-fA-F]{32,}+(?:-us\d{1,2})?")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _is_key_under_qualified_name(name: str, value: str) -> bool:
+    if name.lower().lstrip("-") in _BARE_SECRET_NAMES:
+        return False
+    return _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None
 
 
 def _is_command_line_password(match: re.Match[str]) -> bool:
@@ -239,7 +327,7 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
     if _is_placeholder(value):
         return False
-    if _looks_random(value):
+    if _looks_random(value) or _is_key_under_qualified_name(match["name"], value):
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
@@ -254,13 +342,14 @@ _WORD_START = r"(?<![A-Za-z0-9_])"
 # "eyJeyJeyJ..." linear, since its tail (a dot after a long run) can fail.
 _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 # Any name characters may come before a suffix, so "secret" covers the spec's "client_secret" and "pass"
+# (Java properties spell the parts with dots: "cohere.api.key")
 # covers "DB_PASS"; "pass" must start a word ("bypass" is not a password) or a camelCase part ("dbPass").
 # The "[_-]?" forms admit camelCase JSON keys ("secretKey", "apiKey"). The key names are ours beyond the
 # spec's: Django's SECRET_KEY, Rails' secret_key_base, and the usual names of encryption and signing keys.
 _SECRET_NAME_SUFFIX = (
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
-    r"|secret(?:[_-]?key(?:[_-]?base)?)?|token|credentials?"
-    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app)[_-]?key)"
+    r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
+    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key)"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -316,13 +405,15 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "github-token",
         "GitHub token",
-        re.compile(_WORD_START + r"gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})"),
+        re.compile(r"gh[pousr]_(?P<body>[A-Za-z0-9]{36,255})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "github-token",
         "GitHub token",
-        re.compile(_WORD_START + r"github_pat_(?P<body>[A-Za-z0-9_]{50,255})"),
+        re.compile(r"github_pat_(?P<body>[A-Za-z0-9_]{50,255})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
@@ -339,21 +430,24 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "anthropic-key",
         "Anthropic API key",
-        re.compile(_WORD_START + r"sk-ant-(?P<body>[A-Za-z0-9_-]{20,})"),
+        re.compile(r"sk-ant-(?P<body>[A-Za-z0-9_-]{20,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "openai-key",
         "OpenAI API key",
         # The possessive prefix makes the 20 characters count after "proj-" etc., as they do in real keys.
-        re.compile(_WORD_START + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?+(?P<body>[A-Za-z0-9_-]{20,})"),
+        re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?+(?P<body>[A-Za-z0-9_-]{20,})"),
+        word_start=True,
         accepts=_is_openai_key,
     ),
     _Rule(
         "slack-token",
         "Slack token",
         # xoxe is a refresh token, xapp an app-level token.
-        re.compile(_WORD_START + r"(?:xox[abposre]|xapp)-(?P<body>[A-Za-z0-9-]{10,})"),
+        re.compile(r"(?:xox[abposre]|xapp)-(?P<body>[A-Za-z0-9-]{10,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
@@ -365,64 +459,241 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "stripe-key",
         "Stripe API key",
-        re.compile(_WORD_START + r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{20,})"),
+        re.compile(r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{20,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "stripe-webhook-secret",
         "webhook signing secret",
         # Stripe's are base62; Svix and the services built on it use the same prefix with base64.
-        re.compile(_WORD_START + r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+=*+)"),
+        re.compile(r"whsec_(?P<body>[A-Za-z0-9+/]{24,}+=*+)"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "google-api-key",
         "Google API key",
-        re.compile(_WORD_START + r"AIza(?P<body>[0-9A-Za-z_-]{35})"),
+        re.compile(r"AIza(?P<body>[0-9A-Za-z_-]{35})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "google-oauth-client-secret",
         "Google OAuth client secret",
-        re.compile(_WORD_START + r"GOCSPX-(?P<body>[A-Za-z0-9_-]{24,})"),
+        re.compile(r"GOCSPX-(?P<body>[A-Za-z0-9_-]{24,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "google-oauth-token",
         "Google OAuth access token",
-        re.compile(_WORD_START + r"ya29\.(?P<body>[A-Za-z0-9_-]{20,})"),
+        re.compile(r"ya29\.(?P<body>[A-Za-z0-9_-]{20,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "npm-token",
         "npm token",
-        re.compile(_WORD_START + r"npm_(?P<body>[A-Za-z0-9]{36})"),
+        re.compile(r"npm_(?P<body>[A-Za-z0-9]{36})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "pypi-token",
         "PyPI token",
         # Every PyPI token is a macaroon whose first bytes encode "pypi.org", hence the fixed start.
-        re.compile(_WORD_START + r"pypi-AgEIcHlwaS5vcmc(?P<body>[A-Za-z0-9_-]{50,})"),
+        re.compile(r"pypi-AgEIcHlwaS5vcmc(?P<body>[A-Za-z0-9_-]{50,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "huggingface-token",
         "Hugging Face token",
-        re.compile(_WORD_START + r"hf_(?P<body>[A-Za-z0-9]{30,})"),
+        re.compile(r"hf_(?P<body>[A-Za-z0-9]{30,})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "kenfold-key",
         "Kenfold API key",
-        re.compile(_WORD_START + r"kf_(?P<body>[A-Za-z0-9_-]{43})"),
+        re.compile(r"kf_(?P<body>[A-Za-z0-9_-]{43})"),
+        word_start=True,
         accepts=_is_real_token,
     ),
     _Rule(
         "kenfold-oauth-token",
         "Kenfold OAuth token",
-        re.compile(_WORD_START + r"kf[arc]_(?P<body>[A-Za-z0-9_-]{43})"),
+        re.compile(r"kf[arc]_(?P<body>[A-Za-z0-9_-]{43})"),
+        word_start=True,
         accepts=_is_real_token,
+    ),
+    # Formats the providers document (issue 37): a fixed prefix, then a body of known alphabet and length.
+    *(
+        _Rule(rule_id, label, re.compile(pattern), accepts=_is_real_token, word_start=True)
+        for rule_id, label, pattern in (
+            (
+                "alibaba-access-key",
+                "Alibaba Cloud access key",
+                r"LTAI(?P<body>[A-Za-z0-9]{12,20})(?![A-Za-z0-9])",
+            ),
+            ("digitalocean-token", "DigitalOcean token", r"do[opr]_v1_(?P<body>[a-f0-9]{64})"),
+            ("heroku-key", "Heroku API key", r"HRKU-(?P<body>[A-Za-z0-9_-]{58,60})"),
+            ("netlify-token", "Netlify token", r"nfp_(?P<body>[A-Za-z0-9]{36})"),
+            ("supabase-token", "Supabase token", r"sbp_(?P<body>[a-f0-9]{40})"),
+            ("fly-token", "Fly.io token", r"fm[12][ar]?_(?P<body>[A-Za-z0-9+/]{40,}+=*+)"),
+            ("circleci-token", "CircleCI token", r"CCIPAT_(?P<body>[A-Za-z0-9]{22}_[a-f0-9]{40})"),
+            ("buildkite-token", "Buildkite token", r"bkua_(?P<body>[a-f0-9]{40})"),
+            ("bitbucket-app-password", "Bitbucket app password", r"ATBB(?P<body>[A-Za-z0-9_=.-]{32})"),
+            ("square-token", "Square token", r"(?:EAAA|sq0atp-|sq0csp-)(?P<body>[A-Za-z0-9_-]{22,60})"),
+            (
+                "braintree-token",
+                "Braintree access token",
+                r"access_token\$production\$(?P<body>[a-z0-9]{16}\$[a-f0-9]{32})",
+            ),
+            ("shopify-token", "Shopify token", r"shp(?:at|ss|ca|pa)_(?P<body>[a-fA-F0-9]{32})"),
+            ("flutterwave-key", "Flutterwave secret key", r"FLWSECK(?:_TEST)?-(?P<body>[a-f0-9]{32})-X"),
+            (
+                "planetscale-token",
+                "PlanetScale token",
+                r"pscale_(?:pw|tkn|oauth)_(?P<body>[A-Za-z0-9_.-]{32,64})",
+            ),
+            ("rubygems-key", "RubyGems API key", r"rubygems_(?P<body>[a-f0-9]{48})"),
+            ("nuget-key", "NuGet API key", r"oy2(?P<body>[a-z0-9]{43})(?![A-Za-z0-9])"),
+            ("dockerhub-token", "Docker Hub token", r"dckr_(?:pat|oat)_(?P<body>[A-Za-z0-9_-]{27,})"),
+            ("crates-token", "crates.io token", r"cio(?P<body>[A-Za-z0-9]{32})(?![A-Za-z0-9])"),
+            ("artifactory-key", "Artifactory API key", r"AKCp(?P<body>[A-Za-z0-9]{69})"),
+            ("clojars-token", "Clojars token", r"CLOJARS_(?P<body>[a-z0-9]{60})"),
+            ("newrelic-key", "New Relic key", r"NR(?:AK|II|JS)-(?P<body>[A-Za-z0-9]{19,32})"),
+            ("sentry-token", "Sentry auth token", r"sntry[us]_(?P<body>[A-Za-z0-9+/=_]{40,})"),
+            ("grafana-token", "Grafana token", r"gl(?:sa|c)_(?P<body>[A-Za-z0-9+/_]{32,}+=*+)"),
+            ("dynatrace-token", "Dynatrace token", r"dt0[a-z]\d{2}\.(?P<body>[A-Z0-9]{24}\.[A-Z0-9]{64})"),
+            ("groq-key", "Groq API key", r"gsk_(?P<body>[A-Za-z0-9]{52})"),
+            ("replicate-token", "Replicate token", r"r8_(?P<body>[A-Za-z0-9]{37})"),
+            ("perplexity-key", "Perplexity API key", r"pplx-(?P<body>[A-Za-z0-9]{48})"),
+            ("xai-key", "xAI API key", r"xai-(?P<body>[A-Za-z0-9]{80})"),
+            ("langsmith-key", "LangSmith API key", r"lsv2_(?:pt|sk)_(?P<body>[a-f0-9]{32}_[a-f0-9]{10})"),
+            ("twilio-key", "Twilio API key", r"SK(?P<body>[a-f0-9]{32})(?![A-Za-z0-9])"),
+            ("databricks-token", "Databricks token", r"dapi(?P<body>[a-f0-9]{32})"),
+            ("sendgrid-key", "SendGrid API key", r"SG\.(?P<body>[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})"),
+            ("mailgun-key", "Mailgun API key", r"key-(?P<body>[a-f0-9]{32})(?![A-Za-z0-9])"),
+            ("vault-token", "Vault token", r"hv[sb]\.(?P<body>[A-Za-z0-9_-]{24,})"),
+            ("atlassian-token", "Atlassian API token", r"ATATT3(?P<body>[A-Za-z0-9_=-]{100,})"),
+            ("linear-key", "Linear API key", r"lin_(?:api|oauth)_(?P<body>[A-Za-z0-9]{40})"),
+            ("notion-token", "Notion token", r"(?:secret_|ntn_)(?P<body>[A-Za-z0-9]{43,46})(?![A-Za-z0-9])"),
+            (
+                "doppler-token",
+                "Doppler token",
+                r"dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,35}\.)?(?P<body>[A-Za-z0-9]{40,44})",
+            ),
+            ("pulumi-token", "Pulumi token", r"pul-(?P<body>[a-f0-9]{40})"),
+            ("postman-key", "Postman API key", r"PMAK-(?P<body>[a-f0-9]{24}-[a-f0-9]{34})"),
+            (
+                "age-key",
+                "age secret key",
+                r"AGE-SECRET-KEY-1(?P<body>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+            ),
+            ("1password-token", "1Password service account token", r"ops_(?P<body>eyJ[A-Za-z0-9_-]{50,})"),
+            ("airtable-token", "Airtable token", r"pat(?P<body>[A-Za-z0-9]{14}\.[a-f0-9]{64})"),
+            ("figma-token", "Figma token", r"figd_(?P<body>[A-Za-z0-9_-]{40,})"),
+            ("dropbox-token", "Dropbox token", r"sl\.(?:u\.)?(?P<body>[A-Za-z0-9_-]{130,})"),
+            ("contentful-token", "Contentful token", r"CFPAT-(?P<body>[A-Za-z0-9_-]{43})"),
+            (
+                "mapbox-token",
+                "Mapbox secret token",
+                r"sk\.(?P<body>eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
+            ),
+            ("hubspot-token", "HubSpot token", r"pat-(?:na|eu)\d-(?P<body>[a-f0-9-]{36})"),
+            ("sonarqube-token", "SonarQube token", r"sq[uap]_(?P<body>[a-f0-9]{40})"),
+            ("readme-key", "ReadMe API key", r"rdme_(?P<body>[a-f0-9]{70})"),
+            ("prefect-key", "Prefect API key", r"pnu_(?P<body>[A-Za-z0-9]{36})"),
+        )
+    ),
+    # Formats without a literal start: each runs only where its fixed middle appears.
+    _Rule(
+        "telegram-bot-token",
+        "Telegram bot token",
+        re.compile(r"(?<![A-Za-z0-9_:])\d{8,10}:(?P<body>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+        accepts=_is_real_token,
+        hint=":AA",
+    ),
+    _Rule(
+        "discord-bot-token",
+        "Discord bot token",
+        # Base64 of the bot's numeric id (so "MT", "Nz", "OD"...), a timestamp, an HMAC.
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])(?P<body>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})"
+            r"(?![A-Za-z0-9_.-])"
+        ),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "azure-client-secret",
+        "Azure client secret",
+        # Entra ID secrets: 3 characters, a digit and "Q~", then 31 to 34 more.
+        re.compile(
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~(?P<body>[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"
+        ),
+        accepts=_is_real_token,
+        hint="Q~",
+    ),
+    _Rule(
+        "terraform-token",
+        "Terraform Cloud token",
+        re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.(?P<body>[A-Za-z0-9_=-]{60,})"),
+        accepts=_is_real_token,
+        hint=".atlasv1.",
+    ),
+    _Rule(
+        "mailchimp-key",
+        "Mailchimp API key",
+        re.compile(r"(?<![A-Za-z0-9])(?P<body>[a-f0-9]{32})-us\d{1,2}(?![A-Za-z0-9])"),
+        accepts=_is_real_token,
+        hint="-us",
+    ),
+    _Rule(
+        "newrelic-key",
+        "New Relic key",
+        re.compile(r"(?<![A-Za-z0-9])(?P<body>[a-f0-9]{36})NRAL(?![A-Za-z0-9])"),
+        accepts=_is_real_token,
+        hint="NRAL",
+    ),
+    _Rule(
+        "kubeadm-token",
+        "Kubernetes bootstrap token",
+        # "<6>.<16>" of lower-case letters and digits; a digit in each part keeps dotted words out.
+        re.compile(r"(?<![A-Za-z0-9_.-])(?P<body>[a-z0-9]{6}\.[a-z0-9]{16})(?![A-Za-z0-9_.-])"),
+        accepts=lambda match: _is_real_token(match) and _has_digit_and_letter_in_secret(match["body"]),
+    ),
+    _Rule(
+        "azure-storage-key",
+        "Azure storage account key",
+        # Connection strings of Storage, Service Bus, Event Hubs and IoT Hub.
+        re.compile(
+            r"(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<value>[A-Za-z0-9+/%]{30,}+=*+)",
+            re.IGNORECASE,
+        ),
+        accepts=_is_real_key,
+        hint="=",
+    ),
+    _Rule(
+        "signed-url",
+        "signature in a signed URL",
+        # Azure SAS (sig=), AWS presigned (X-Amz-Signature=) and Google signed (X-Goog-Signature=) URLs
+        # grant access to whoever holds them until they expire.
+        re.compile(r"[?&](?:sig|X-Amz-Signature|X-Goog-Signature)=(?P<value>[A-Za-z0-9%+/=_-]{40,})"),
+        accepts=_is_real_key,
+        hint="ig",
+    ),
+    _Rule(
+        "webhook-url",
+        "webhook URL",
+        # Whoever has the URL can post as the integration.
+        re.compile(
+            r"https://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<body>[A-Za-z0-9_-]{60,})"
+            r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<teams>[^\s]{0,120}?/IncomingWebhook/[a-f0-9]{32}))"
+        ),
+        accepts=lambda match: not _is_placeholder_body(match["body"] or match["teams"]),
     ),
     _Rule(
         "jwt",
@@ -452,7 +723,7 @@ _RULES: tuple[_Rule, ...] = (
         "credential in an Authorization header",
         # The optional quote before the colon admits JSON and dict literals: {"Authorization": "Bearer ..."}.
         re.compile(
-            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:bearer|basic|token)\s++"
+            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:bearer|basic|token|bot|ssws|apikey)\s++"
             r"(?P<value>[A-Za-z0-9._~+/=-]{16,})",
             re.IGNORECASE,
         ),
@@ -482,24 +753,50 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "secret-assignment",
         "credential assigned to a secret-named field",
-        # Starts at the beginning of the text or after whitespace or an opening delimiter; "export NAME=" and
-        # "--name=" need no special case because the name starts after the space and may contain "-".
-        # ":=" and "=>" (Go, Ruby, PHP) are accepted besides the spec's ":" "=" and whitespace.
+        # Starts at the beginning of the text or after whitespace, an opening delimiter, a query string's
+        # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=...") or a ":" (PowerShell's
+        # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
+        # space and may contain "-". Besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
+        # a table's "|" between the name's cell and the value's, "," between call arguments
+        # (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
+        # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
+        # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'{(,;])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?"
-            r"(?P<separator>\s*+(?::=|=>|[:=])\s*+|\s++)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?\]?"
+            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|[:=|,])\s*+|\s++is\s++|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\s++)"
+            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # The name and the value as two entries of one element: .NET appSettings (<add key="API_KEY"
+        # value="..."/>), Kubernetes env lists (- name: API_KEY / value: ...), JSON name/value pairs.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:key|name)[\"']?\s*+[=:]\s*+[\"']?(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")[\"']?(?P<separator>\s*+,?\s*+[\"']?value[\"']?\s*+[=:]\s*+)[\"'`]?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="alue",
     ),
 )
 
 
 def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
+    if rule.hint is not None and rule.hint not in text:
+        return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
     while (match := rule.pattern.search(text, position)) is not None:
-        if rule.accepts is None or rule.accepts(match):
+        start = match.start()
+        if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
+            position = start + 1
+        elif rule.accepts is None or rule.accepts(match):
             yield match.span(span_group)
             position = match.end()
         elif span_group:
@@ -511,21 +808,323 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
             position = match.end()
 
 
-def find_secrets(text: str) -> list[SecretFinding]:
-    """Every credential in ``text``, sorted by position; a span claimed by an earlier rule wins."""
-    claimed: list[tuple[int, int]] = []  # sorted and non-overlapping, so neighbours are enough to check
-    findings: list[SecretFinding] = []
-    for rule in _RULES:
+def _is_word_character(char: str) -> bool:
+    # ASCII only, not str.isalnum: Korean particles glue straight onto a key ("키는sk-...를").
+    return char == "_" or ("a" <= char <= "z") or ("A" <= char <= "Z") or ("0" <= char <= "9")
+
+
+# --- other readings of the text -------------------------------------------------------------------------
+# A credential disguised on purpose or by accident is found by scanning the text as a reader would see it:
+# with compatibility forms folded (NFKC: fullwidth "ｇｈｐ＿" is "ghp_"), invisible and format characters
+# removed (zero-width space, soft hyphen, bidi controls), percent-escapes of printable ASCII decoded, a line
+# break inside a token removed, and long base64 runs decoded. A finding in such a reading is mapped back
+# to the characters of the original text it came from, so redaction removes the disguised token whole.
+
+# Default-ignorable code points (Unicode's list, format characters and fillers): nothing a reader sees.
+_INVISIBLE_RE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
+)
+# Printable ASCII, tab and line breaks: what a token and its assignment are written with.
+_PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd])"
+_PERCENT_ESCAPE_RE = re.compile(_PERCENT_ESCAPE)
+_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + r"|[^\x00-\x7f]+")
+# A line break between two characters of a token, with the indentation or shell continuation around it.
+_TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
+_LINE_BREAK_IN_TOKEN_RE = re.compile(
+    f"(?<=[{_TOKEN_CHARS}])(?P<continued>\\\\?)\r?\n[ \t]*(?=[{_TOKEN_CHARS}])"
+)
+_TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
+_TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
+# Without a shell continuation, the two pieces together must look like a token (long, with a digit or both
+# cases), so that wrapped prose is not read twice; a finding only counts if it runs across the break.
+_MIN_JOINED_RUN = 16
+_MIN_JOINED_DIGITS = 2
+_MIN_JOINED_CASE_FLIPS = 3
+_MAX_SINGLE_JOINS = 8
+_JOIN_WINDOW = 250
+# Base64 of a line such as "token=ghp_..." is at least this long; shorter runs are words and ids.
+_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{28,}+={0,2}")
+_MIN_PRINTABLE_SHARE = 0.95
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """Text derived from the original, and for each of its characters the span of original text it came
+    from (``None``: the same text)."""
+
+    text: str
+    starts: list[int] | None = None
+    ends: list[int] | None = None
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        if self.starts is None or self.ends is None:
+            return start, end
+        return self.starts[start], self.ends[end - 1]
+
+
+def _normalized_reading(text: str) -> _Reading | None:
+    """NFKC, invisible characters removed, printable percent-escapes decoded; None when nothing changes."""
+    if text.isascii():
+        if "%" not in text or _PERCENT_ESCAPE_RE.search(text) is None:
+            return None
+    elif (
+        _PERCENT_ESCAPE_RE.search(text) is None
+        and _INVISIBLE_RE.search(text) is None
+        and unicodedata.is_normalized("NFKC", text)
+    ):
+        return None
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    copied = 0
+    for spot in _NORMALIZE_SPOT_RE.finditer(text):
+        begin, stop = spot.span()
+        pieces.append(text[copied:begin])
+        starts.extend(range(copied, begin))
+        ends.extend(range(copied + 1, begin + 1))
+        copied = stop
+        found = spot[0]
+        if found[0] == "%":
+            pieces.append(chr(int(found[1:], 16)))
+            starts.append(begin)
+            ends.append(stop)
+            continue
+        if _INVISIBLE_RE.search(found) is None and unicodedata.is_normalized("NFKC", found):
+            pieces.append(found)
+            starts.extend(range(begin, stop))
+            ends.extend(range(begin + 1, stop + 1))
+            continue
+        for offset, char in enumerate(found):
+            if _INVISIBLE_RE.match(char):
+                continue
+            folded = unicodedata.normalize("NFKC", char)
+            pieces.append(folded)
+            starts.extend([begin + offset] * len(folded))
+            ends.extend([begin + offset + 1] * len(folded))
+    pieces.append(text[copied:])
+    starts.extend(range(copied, len(text)))
+    ends.extend(range(copied + 1, len(text) + 1))
+    return _Reading("".join(pieces), starts, ends)
+
+
+def _starts_a_key(text: str, position: int) -> bool:
+    follows = text[position : position + 2]
+    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==")
+
+
+def _looks_like_a_token_run(run: str) -> bool:
+    # Digits, or a case that flips back and forth: "db.internalORDERS_QUEUE" and "configurationThe" (the
+    # end of one line and the start of the next) flip once or twice, a random run of 16 flips about 8 times.
+    if sum(char.isdigit() for char in run) >= _MIN_JOINED_DIGITS:
+        return True
+    cases = [char.isupper() for char in run if char.isalpha()]
+    return sum(a != b for a, b in pairwise(cases)) >= _MIN_JOINED_CASE_FLIPS
+
+
+def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
+    """Readings of the text around each line break that falls inside a token-shaped run, with the break
+    removed, and where in each window the joins are: only findings across a join are new."""
+    text = reading.text
+    breaks = []
+    for found in _LINE_BREAK_IN_TOKEN_RE.finditer(text):
+        if found["continued"]:
+            breaks.append(found.span())
+            continue
+        right = _TOKEN_RUN_AFTER_RE.match(text, found.end())
+        # A next line that goes on with "=" or ":" is an assignment or a YAML key of its own; "==" is base64
+        # padding, the end of the token's rest.
+        if right is None or _starts_a_key(text, right.end()):
+            continue
+        # The run before the break, in a bounded stretch: the pieces only have to be long enough together.
+        left = _TOKEN_RUN_BEFORE_RE.search(text, max(0, found.start() - _MIN_JOINED_RUN), found.start())
+        run = (left[0] if left else "") + right[0]
+        if len(run) >= _MIN_JOINED_RUN and _looks_like_a_token_run(run):
+            breaks.append(found.span())
+    if not breaks:
+        return
+    # Each break is joined alone (the next line's start is not always the token's rest), and breaks closer
+    # than a window apart are also joined together, for a token broken over three lines or more. Past a
+    # few breaks (a dump of base64 or hex lines) only the groups are read, which keeps the cost at about
+    # one more pass over the text.
+    groups: list[list[tuple[int, int]]] = (
+        [[span] for span in breaks] if len(breaks) <= _MAX_SINGLE_JOINS else []
+    )
+    run: list[tuple[int, int]] = [breaks[0]]
+    for span in breaks[1:]:
+        if span[0] - run[-1][1] < _JOIN_WINDOW:
+            run.append(span)
+            continue
+        if len(run) > 1 or len(breaks) > _MAX_SINGLE_JOINS:
+            groups.append(run)
+        run = [span]
+    if len(run) > 1 or len(breaks) > _MAX_SINGLE_JOINS:
+        groups.append(run)
+    for group in groups:
+        window_start = max(0, group[0][0] - _JOIN_WINDOW)
+        window_end = min(len(text), group[-1][1] + _JOIN_WINDOW)
+        pieces: list[str] = []
+        positions: list[int] = []
+        joins: list[int] = []
+        copied = window_start
+        for begin, stop in group:
+            pieces.append(text[copied:begin])
+            positions.extend(range(copied, begin))
+            joins.append(len(positions))
+            copied = stop
+        pieces.append(text[copied:window_end])
+        positions.extend(range(copied, window_end))
+        starts = [reading.original_span(position, position + 1)[0] for position in positions]
+        ends = [reading.original_span(position, position + 1)[1] for position in positions]
+        yield _Reading("".join(pieces), starts, ends), joins
+
+
+def _decoded_base64(run: str) -> str | None:
+    """The text a base64 run encodes, or None if it is not base64 of text (a hash, a key, a word)."""
+    stripped = run.rstrip("=")
+    if len(stripped) % 4 == 1 or _PURE_HEX_RE.fullmatch(stripped):
+        return None
+    padded = stripped + "=" * (-len(stripped) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    printable = sum(char.isprintable() or char in "\n\r\t" for char in decoded)
+    return decoded if printable >= _MIN_PRINTABLE_SHARE * len(decoded) else None
+
+
+class _Claims:
+    """Findings whose spans do not overlap: a span claimed by an earlier rule wins. A later reading that
+    finds a longer span across a claimed one (the rest of a token after a zero-width space or a line break)
+    widens the claim, so that redaction leaves none of the token behind."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []  # sorted and non-overlapping, so neighbours are enough
+        self.by_span: dict[tuple[int, int], SecretFinding] = {}
+
+    def _overlapping(self, start: int, end: int) -> list[tuple[int, int]]:
+        index = bisect_left(self.spans, (start, end))
+        if index > 0 and self.spans[index - 1][1] > start:
+            index -= 1
+        found = []
+        while index < len(self.spans) and self.spans[index][0] < end:
+            found.append(self.spans[index])
+            index += 1
+        return found
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return bool(self._overlapping(start, end))
+
+    def claim(self, rule: _Rule, start: int, end: int, layer: str) -> None:
+        overlapping = self._overlapping(start, end)
+        if not overlapping:
+            finding = SecretFinding(rule=rule.id, label=rule.label, start=start, end=end, layer=layer)
+        elif layer == "as written" or (overlapping[0][0] <= start and end <= overlapping[-1][1]):
+            return
+        else:
+            first = self.by_span[overlapping[0]]
+            start, end = min(start, overlapping[0][0]), max(end, overlapping[-1][1])
+            finding = replace(first, start=start, end=end)
+            for span in overlapping:
+                self.spans.remove(span)
+                del self.by_span[span]
+        self.spans.insert(bisect_left(self.spans, (start, end)), (start, end))
+        self.by_span[(start, end)] = finding
+
+    def findings(self) -> list[SecretFinding]:
+        return [self.by_span[span] for span in self.spans]
+
+
+def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int, int]]:
+    for rule in rules or _RULES:
         for start, end in _rule_spans(rule, text):
-            index = bisect_left(claimed, (start, end))
-            if index > 0 and claimed[index - 1][1] > start:
+            yield rule, start, end
+
+
+def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
+    name, value = match["name"], match["value"]
+    qualified = name.lower().lstrip("-") not in _BARE_SECRET_NAMES
+    return qualified and (_is_key_under_qualified_name(name, value) or _looks_random(value))
+
+
+# Part of a real token written over with a placeholder word ("sbp_0c22fe7377XXXXXXcd23e7...", "...demo7bf3")
+# still gives most of the token away. The masked reading writes zeros over such words when they sit inside
+# a run of letters and digits, which puts the token back in its format's alphabet; the body check then
+# decides whether enough of it is left to be a credential ("ghp_xxxx...x" is not). Only the format rules
+# and keys under a qualified name read it: for a value a context rule judges, a placeholder word standing
+# at its edge ("changeme123", "<key>-EXAMPLE") still makes it a placeholder.
+_MASK_WORDS = ("example", "sample", "test", "demo", "dummy", "fake", "xxxx")
+_CONTEXT_RULE_IDS = frozenset(
+    {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
+)
+_MASKED_RULES: tuple[_Rule, ...] = tuple(
+    rule if rule.id != "secret-assignment" else replace(rule, accepts=_is_masked_key_under_qualified_name)
+    for rule in _RULES
+    if rule.id not in _CONTEXT_RULE_IDS
+)
+
+
+def _masked_spots(text: str) -> list[tuple[int, int]]:
+    """Where a placeholder word touches a letter or digit of the same run (str.find: a case-insensitive
+    regex over the whole text costs more than all the rules)."""
+    lowered = text.lower()
+    spots = []
+    for word in _MASK_WORDS:
+        position = lowered.find(word)
+        while position != -1:
+            end = position + len(word)
+            while word == "xxxx" and end < len(lowered) and lowered[end] == "x":
+                end += 1
+            touches = (position > 0 and _is_ascii_alnum(text[position - 1])) or (
+                end < len(text) and _is_ascii_alnum(text[end])
+            )
+            if touches:
+                spots.append((position, end))
+            position = lowered.find(word, end)
+    return spots
+
+
+def _is_ascii_alnum(char: str) -> bool:
+    return char != "_" and _is_word_character(char)
+
+
+def find_secrets(text: str) -> list[SecretFinding]:
+    """Every credential in ``text``, sorted by position; a span claimed by an earlier rule wins. The text is
+    read as written, then normalized, with broken lines joined and with base64 runs decoded."""
+    claims = _Claims()
+    for rule, start, end in _scan(text):
+        claims.claim(rule, start, end, "as written")
+    normalized = _normalized_reading(text)
+    if normalized is not None:
+        for rule, start, end in _scan(normalized.text):
+            claims.claim(rule, *normalized.original_span(start, end), "normalized")
+    reading = normalized or _Reading(text)
+    if "\n" in reading.text:
+        for window, joins in _joined_windows(reading):
+            for rule, start, end in _scan(window.text):
+                if any(start < join < end for join in joins):
+                    claims.claim(rule, *window.original_span(start, end), "joined lines")
+    if spots := _masked_spots(reading.text):
+        masked = list(reading.text)
+        for begin, stop in spots:
+            masked[begin:stop] = "0" * (stop - begin)
+        for rule, start, end in _scan("".join(masked), _MASKED_RULES):
+            if reading.text[start:end] in _DOCUMENTED_EXAMPLE_TOKENS:
                 continue
-            if index < len(claimed) and claimed[index][0] < end:
-                continue
-            claimed.insert(index, (start, end))
-            findings.append(SecretFinding(rule=rule.id, label=rule.label, start=start, end=end))
-    findings.sort(key=lambda finding: finding.start)
-    return findings
+            if any(begin < end and start < stop for begin, stop in spots):
+                claims.claim(rule, *reading.original_span(start, end), "masked placeholder words")
+    for run in _BASE64_RUN_RE.finditer(reading.text):
+        span = reading.original_span(*run.span())
+        if claims.overlaps(*span):
+            continue
+        decoded = _decoded_base64(run[0])
+        if decoded is not None:
+            # The first credential inside names the kind; the whole run is what has to go.
+            for rule, _start, _end in _scan(decoded):
+                claims.claim(rule, *span, "base64-decoded")
+                break
+    return claims.findings()
 
 
 def redact_secrets(text: str) -> str:

@@ -6,7 +6,6 @@ the content security policy fails the test.
 Not part of `make test` (marked `browser`, deselected there): `make test-browser` runs it.
 """
 
-import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,6 +16,7 @@ from consolidation.services import proposal_record
 from memories import keys
 from memories.models import ApiKey, Memory, Status
 from oauth.services import password_set
+from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 from tests.processes import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,38 +24,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery staple"
 ARTIFACTS = REPO / "artifacts" / "dashboard"
 WIDTHS = (1280, 400)
-
-
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        pytest.fail("the browser test needs Debian's chromium: sudo apt-get install -y chromium")
-    return path
-
-
-class Watch:
-    """Everything the pages asked for or complained about."""
-
-    def __init__(self, origin: str) -> None:
-        self.origin = origin
-        self.problems: list[str] = []
-
-    def request(self, request) -> None:
-        parts = urlsplit(request.url)
-        if parts.scheme == "data":
-            return
-        if f"{parts.scheme}://{parts.netloc}" != self.origin:
-            self.problems.append(f"request to another origin: {request.url}")
-        if request.resource_type == "script":
-            self.problems.append(f"script loaded: {request.url}")
-
-    def console(self, message) -> None:
-        text = message.text
-        if message.type in ("error", "warning") or "Content Security Policy" in text:
-            self.problems.append(f"console {message.type}: {text}")
-
-    def page_error(self, error) -> None:
-        self.problems.append(f"page error: {error}")
 
 
 def shoot(page, name: str) -> None:
@@ -107,17 +75,14 @@ def test_the_owner_goes_through_the_dashboard(live_server, provider_env) -> None
     keys.api_key_create(agent="claude-code")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     base = live_server.url
-    watch = Watch(f"{urlsplit(base).scheme}://{urlsplit(base).netloc}")
+    watch = Watch(origin_of(base))
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
-        # A busy machine (two cores shared by the whole team) makes pages slow; never a wall-clock assertion.
-        page.set_default_timeout(60_000)
-        expect.set_options(timeout=60_000)
-        page.on("request", watch.request)
-        page.on("console", watch.console)
-        page.on("pageerror", watch.page_error)
+        page.set_default_timeout(TIMEOUT_MS)
+        expect.set_options(timeout=TIMEOUT_MS)
+        watch.attach(page)
 
         page.goto(base + "/dashboard/")
         assert urlsplit(page.url).path == "/dashboard/login"

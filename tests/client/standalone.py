@@ -13,15 +13,16 @@ REPO = Path(__file__).resolve().parents[2]
 WHEELHOUSE = REPO / ".venv" / "wheelhouse"
 
 
-def build_standalone_client(folder: Path) -> Path:
-    """A venv in `folder` with only the client distribution; returns its bin/ folder."""
+def build_standalone_client(folder: Path, *, python: str = sys._base_executable) -> Path:
+    """A venv in `folder` with only the client distribution, made by the interpreter `python` (this one's
+    base by default; the wheelhouse also holds the Python 3.11 wheels); returns its bin/ folder."""
     # A copy, because pip builds in the source tree (build/ and *.egg-info would land in client/).
     source = folder / "source"
     shutil.copytree(
         REPO / "client", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
     )
     venv = folder / "venv"
-    subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True)
     result = subprocess.run(
         [
             str(venv / "bin" / "python"),

@@ -1,5 +1,6 @@
 """Test support for the sync client: real git repositories in temporary folders, and a small real HTTP
-server on 127.0.0.1 that speaks the references REST contract and records what it receives."""
+server on 127.0.0.1 that speaks the references REST contract (and answers the health check and whoami)
+and records what it receives."""
 
 import json
 import subprocess
@@ -112,6 +113,9 @@ def _handler(state: RefsServer) -> type[BaseHTTPRequestHandler]:
             if parts.path in state.redirects:
                 location = state.redirects[parts.path] + (f"?{parts.query}" if parts.query else "")
                 self._answer(307, {}, {"Location": location})
+            elif self.command == "GET" and parts.path == "/healthz":
+                # What `kenfold hook install` checks first (then who the key is, below): always healthy.
+                self._answer(200, {"status": "ok"})
             elif state.failure is not None:
                 self._answer(*state.failure)
             elif self.command == "GET" and parts.path.endswith("/api/v1/refs"):
@@ -119,6 +123,8 @@ def _handler(state: RefsServer) -> type[BaseHTTPRequestHandler]:
                 self._answer(200, {"scope": f"project:{project}", "targets": state.targets})
             elif self.command == "POST" and parts.path.endswith("/api/v1/refs/check"):
                 self._answer(200, state.report)
+            elif self.command == "GET" and parts.path.endswith("/api/v1/whoami"):
+                self._answer(200, {"agent": "claude-code", "read_only": False, "credential": "api_key"})
             else:
                 self._answer(404, {"error": f"no such endpoint: {parts.path}"})
 

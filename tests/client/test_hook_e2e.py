@@ -8,6 +8,7 @@ call a process of its own with the event's JSON on stdin, as the agents run it.
 import json
 import os
 import re
+import shlex
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -313,3 +314,50 @@ async def test_two_agents_in_two_checkouts_keep_their_own_sessions(
     assert memories(server, "project:github.com/acme/other") == []
     assert SECRET not in files_text(claude.state)
     assert_no_secret_in_database(server)
+
+
+async def test_install_checks_the_real_server_and_uninstall_gives_the_settings_back(
+    server: KenfoldServer, standalone_client: Path, tmp_path: Path
+) -> None:
+    kenfold = str(standalone_client / "kenfold")
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "opus"}))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KENFOLD_STATE_DIR": str(tmp_path / "state")}
+    good, wrong = tmp_path / "good.key", tmp_path / "wrong.key"
+    good.write_text(server.keys["claude-code"] + "\n")
+    wrong.write_text("kf_" + "x" * 43 + "\n")
+
+    def kenfold_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([kenfold, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    refused = kenfold_run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(wrong))
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        f"kenfold: error: the server refused the key in {wrong} (Kenfold refused GET /api/v1/whoami (401): "
+        "unknown API key; create one with `python manage.py key create <agent>`); nothing was installed. Ask "
+        "the owner for a new key (dashboard, Clients page) and save it in the key file\n"
+    )
+    assert json.loads(settings.read_text()) == {"model": "opus"}
+
+    installed = kenfold_run("hook", "install", "claude-code", "--url", server.url, "--key-file", str(good))
+    assert installed.returncode == 0 and installed.stdout.startswith(
+        f"Installed the Kenfold hooks in {settings}"
+    )
+    # The command the install wrote works as the agent runs it.
+    repo = checkout(tmp_path / "shop", "git@github.com:acme/installed.git")
+    command = json.loads(settings.read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    payload = {
+        "hook_event_name": "SessionStart",
+        "session_id": "s",
+        "cwd": str(repo.path),
+        "source": "startup",
+    }
+    started = subprocess.run(
+        shlex.split(command), input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (started.returncode, started.stdout, started.stderr) == (0, "", "")
+
+    removed = kenfold_run("hook", "uninstall", "claude-code")
+    assert removed.returncode == 0 and removed.stdout.startswith(f"Removed the Kenfold hooks from {settings}")
+    assert json.loads(settings.read_text()) == {"model": "opus"}

@@ -1,9 +1,16 @@
 """The client runs beside a checkout, with no server installed: its distribution installs and works alone."""
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
+from kenfold_client.symbols import parse_file, symbol_hash
+
+from .standalone import build_standalone_client
+from .support import RefsServer, Repo
+
+SOURCE = "def dedupe(items: list[str]) -> list[str]:\n    return list(dict.fromkeys(items))\n"
 SERVER_SIDE = ("django", "ninja", "psycopg", "psycopg_pool", "pgvector", "onnxruntime", "numpy", "mcp")
 
 
@@ -78,3 +85,46 @@ def test_the_kenfold_command_of_the_distribution_runs_every_hook_event(
         "- UserPromptSubmit text\nFinal response:\nStop text\nSummary at compaction:\nPostCompact text"
         in (json.loads(spooled.read_text())["content"])
     )
+
+
+def test_the_client_installs_and_runs_on_python_3_11(tmp_path: Path, refs_server: RefsServer) -> None:
+    """Agents' machines are not ours to choose: the client supports Python 3.11+ (the server needs 3.12).
+    Installed by python3.11 from the wheelhouse, it answers --help, parses with tree-sitter and reports
+    the same hash as the client under this interpreter."""
+    python = shutil.which("python3.11")
+    assert python is not None, "this test needs python3.11 on PATH (the client supports Python 3.11+)"
+    bin_dir = build_standalone_client(tmp_path / "py311", python=python)
+    version = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert version.stdout == "(3, 11)\n"
+    usage = subprocess.run([str(bin_dir / "kenfold"), "--help"], capture_output=True, text=True, check=True)
+    assert usage.stdout.startswith("usage: kenfold [-h] COMMAND") and "hook" in usage.stdout
+
+    repo = Repo(tmp_path / "checkout")
+    repo.git("remote", "add", "origin", "git@github.com:acme/shop.git")
+    repo.write("app/server.py", SOURCE)
+    head = repo.commit()
+    refs_server.targets = [
+        {"path": "app/server.py", "symbol": "dedupe", "anchor_commit": None, "anchor_hash": None}
+    ]
+    result = subprocess.run(
+        [str(bin_dir / "kenfold"), "refs", "sync", "--url", refs_server.mcp_url, "--key-env", "KEY"],
+        cwd=repo.path,
+        env={"PATH": "/usr/bin:/bin", "KEY": "kf_test"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    [report] = refs_server.posts()
+    expected = symbol_hash(
+        [("app/server.py", parse_file(path="app/server.py", source=SOURCE.encode()).definitions("dedupe"))]
+    )
+    assert report.body["commit"] == head
+    assert [(item["path"], item["symbol"], item["hash"]) for item in report.body["results"]] == [
+        ("app/server.py", "dedupe", expected)
+    ]

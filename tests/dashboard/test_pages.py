@@ -14,7 +14,7 @@ from kenfold_common.errors import AuthenticationFailed
 from memories import keys, selectors
 from memories.models import ApiKey, Memory, MemoryEdge, Status
 from oauth.models import OAuthGrant
-from tests.dashboard.conftest import Owner, memory
+from tests.dashboard.conftest import HOST, Owner, memory
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -377,6 +377,29 @@ def test_a_new_key_is_shown_once_and_works(owner: Owner) -> None:
         keys.api_key_authenticate(token=re.search(r"(kf_[A-Za-z0-9_-]{43})", write).group(1)).read_only
         is False
     )
+
+
+def test_a_new_key_shows_its_connect_lines_and_its_label(owner: Owner) -> None:
+    html = owner.post(
+        "/dashboard/clients/keys", {"agent": "claude-code", "access": "write", "label": "  work   laptop "}
+    ).content.decode()
+    raw = re.search(r"(kf_[A-Za-z0-9_-]{43})", html).group(1)
+    lines = unescape(re.search(r'<pre class="wrap connect">(.*?)</pre>', html, re.S).group(1)).splitlines()
+    assert lines == [
+        f"mkdir -p ~/.config/kenfold && (umask 077 && printf '%s\\n' '{raw}' > ~/.config/kenfold/claude-code.key)",
+        f"kenfold connect claude-code --url http://{HOST}/mcp --key-file ~/.config/kenfold/claude-code.key",
+    ]
+    assert "<strong>claude-code</strong> (work laptop)" in html
+    assert keys.api_key_authenticate(token=raw).label == "work laptop"
+    listing = owner.page("/dashboard/clients")
+    assert "<td>claude-code</td><td>work laptop</td>" in listing and raw not in listing
+
+    # An agent `kenfold connect` does not know gets the lines of both, to choose from.
+    other = owner.post("/dashboard/clients/keys", {"agent": "my-bot", "access": "read"}).content.decode()
+    assert "kenfold connect claude-code --url" in other and "kenfold connect codex --url" in other
+    assert "~/.config/kenfold/my-bot.key" in other
+    too_long = owner.post("/dashboard/clients/keys", {"agent": "codex", "access": "read", "label": "x" * 65})
+    assert too_long.status_code == 400 and "at most 64" in too_long.content.decode()
 
 
 @pytest.mark.parametrize(("agent", "access"), [("Has Spaces", "read"), ("", "write"), ("codex", "admin")])

@@ -28,6 +28,7 @@ OPERATIONS = {
     "GET /api/v1/docs/files",
     "HEAD /api/v1/docs/files",
     "POST /api/v1/docs/sync",
+    "GET /api/v1/whoami",
 }
 # The project of the document's examples: with a memory that names code in it, the examples phase gets
 # real targets back, and reports on them, not only refusals.

@@ -30,7 +30,8 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
             "--no-control-socket",
         ]
         with running(argv, env=env, ready_url=f"{base}/healthz"):
-            response = httpx.get(f"{base}/readyz")
+            # The first database use creates the cluster (initdb): seconds on a busy machine.
+            response = httpx.get(f"{base}/readyz", timeout=60)
             assert (response.status_code, response.json()) == (503, {"status": "migrations pending"})
 
         with running(["make", "run"], env=env, ready_url=f"{base}/healthz") as server:

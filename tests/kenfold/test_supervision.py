@@ -143,7 +143,8 @@ def test_workers_die_with_their_master_and_serve_starts_again_at_once(home: Path
         while (alive := [w for w in workers if _alive(w)]) and time.monotonic() - died < 2:
             time.sleep(0.05)
         assert not alive, f"workers outlived their master: {alive}"
-        with pytest.raises(httpx.ConnectError):
+        # Refused, or reset by a dying worker that still held the socket: either way, nothing answers.
+        with pytest.raises((httpx.ConnectError, httpx.ReadError)):
             httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
         print(f"workers gone {time.monotonic() - died:.2f} s after kill -9 of the master")
     started = time.monotonic()

@@ -1,5 +1,6 @@
 """Real Kenfold servers (gunicorn with its ASGI worker) and the MCP SDK's own clients for them."""
 
+import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -13,7 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Implementation
 
-from tests.processes import Running, free_port, kenfold_env, manage, running
+from tests.processes import REPO, Running, free_port, kenfold_env, manage, running
 
 MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
 AGENT_A = "claude-code"
@@ -30,6 +31,54 @@ INITIALIZE = {
         "clientInfo": {"name": "raw", "version": "0"},
     },
 }
+
+
+@dataclass(frozen=True)
+class StdioExchange:
+    """What `manage.py mcp` answered: the replies in order, then what else it wrote once its input ended."""
+
+    replies: list[dict[str, Any]]
+    rest: str
+    stderr: str
+    returncode: int
+
+
+def stdio_tool_calls(calls: list[tuple[str, dict[str, Any]]], *, env: dict[str, str]) -> StdioExchange:
+    """`manage.py mcp` in a child process given a raw handshake and then ``calls`` (tool name, arguments),
+    each reply read before the next message is sent: the end of input ends the server, and with it a call
+    still running. Then its input is closed."""
+    messages: list[dict[str, Any]] = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages += [
+        {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        for number, (name, arguments) in enumerate(calls, 2)
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "mcp"],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin and process.stdout
+    replies = []
+    for message in messages:
+        process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        if "id" in message:
+            line = process.stdout.readline()
+            assert line.startswith("{"), (
+                f"not JSON-RPC on stdout: {line!r}; stderr: {process.communicate(timeout=30)[1]}"
+            )
+            replies.append(json.loads(line))
+    rest, stderr = process.communicate(timeout=30)  # closes stdin: the server ends at end of input
+    return StdioExchange(replies=replies, rest=rest, stderr=stderr, returncode=process.returncode)
 
 
 @dataclass(frozen=True)

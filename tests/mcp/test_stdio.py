@@ -1,12 +1,10 @@
 """MCP over stdio: the SDK's stdio client spawning `manage.py mcp` on the home of a running HTTP server."""
 
-import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import psycopg
 import pytest
@@ -18,7 +16,16 @@ from kenfold.backpressure import DATABASE_UNAVAILABLE
 from kenfold.embedded_db import EmbeddedCluster
 from tests.processes import REPO, kenfold_env
 
-from .support import AGENT_A, INITIALIZE, MODES, TOOL_NAMES, KenfoldServer, call, mcp_client, tool_error_text
+from .support import (
+    AGENT_A,
+    MODES,
+    TOOL_NAMES,
+    KenfoldServer,
+    call,
+    mcp_client,
+    stdio_tool_calls,
+    tool_error_text,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -123,41 +130,12 @@ async def test_a_stopped_database_is_reported_as_retryable_not_internal_and_logg
 def test_stdout_carries_only_the_protocol(server: KenfoldServer) -> None:
     # With the database stopped, the command starts it itself: that start-up must not print to stdout either.
     server.manage("db", "stop")
-    messages: list[dict[str, Any]] = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "recall", "arguments": {"query": "x"}},
-        },
-    ]
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "mcp"],
-        cwd=REPO,
-        env=kenfold_env(server.home),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdin and process.stdout
-    replies = []
-    for message in messages:
-        process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        if "id" in message:
-            line = process.stdout.readline()
-            assert line.startswith("{"), (
-                f"not JSON-RPC on stdout: {line!r}; stderr: {process.communicate()[1]}"
-            )
-            replies.append(json.loads(line))
-    rest, _ = process.communicate(timeout=30)  # closes stdin: the server ends at end of input
+    exchange = stdio_tool_calls([("recall", {"query": "x"})], env=kenfold_env(server.home))
+    replies = exchange.replies
     assert [reply["id"] for reply in replies] == [1, 2]
     assert replies[0]["result"]["serverInfo"]["name"] == "kenfold"
     assert replies[1]["result"]["isError"] is False
-    assert rest == "", "nothing but JSON-RPC replies on stdout"
+    assert exchange.rest == "", "nothing but JSON-RPC replies on stdout"
     assert EmbeddedCluster(home=server.home).status().running, "the command started the database"
 
 

@@ -49,6 +49,21 @@ def test_list_shows_active_keys_and_all_with_flag() -> None:
     assert "claude-code" in everything and "revoked" in everything and second.prefix in everything
 
 
+def test_a_label_tells_two_keys_of_one_agent_apart() -> None:
+    _, err = run("create", "claude-code", "--label", "work laptop")
+    assert "for agent claude-code (work laptop)." in err
+    run("create", "claude-code")
+    listing, _ = run("list")
+    header, *rows = listing.splitlines()
+    assert "LABEL" in header
+    assert [row.split()[3] for row in rows] == ["work", "-"]
+    with pytest.raises(CommandError, match="at most 64"):
+        run("create", "codex", "--label", "x" * 65)
+    with pytest.raises(CommandError, match="invisible"):
+        run("create", "codex", "--label", "ci\u202e")
+    assert ApiKey.objects.count() == 2
+
+
 def test_revoke_by_prefix_is_idempotent_and_stops_the_key() -> None:
     key, raw = api_key_create(agent="codex")
     assert api_key_authenticate(token=raw).pk == key.pk

@@ -1,4 +1,4 @@
-"""memories 0014: rows stored under a project scope that normalizes to another one move into it (issue 37).
+"""memories 0015: rows stored under a project scope that normalizes to another one move into it (issue 37).
 
 The rows are written as the server wrote them before normalization was a fixed point (`repo.git` from
 `repo.git.git`, `host:org/repo` from `https://host:org/repo`), with the migration unapplied, then the
@@ -12,7 +12,7 @@ from django.db import connection
 
 from tests.memories.test_migrations import latest, migrate
 
-BEFORE_REPAIR = [("memories", "0013_embedding_inline_storage")]
+BEFORE_REPAIR = [("memories", "0014_api_key_label")]
 PAY = "project:github.com/acme/pay"
 PAY_DOT_GIT = "project:github.com/acme/pay.git"
 PAY_SCP = "project:github.com:acme/pay"

@@ -9,6 +9,7 @@ from oauth2_provider.models import get_grant_model
 
 from memories.keys import api_key_create
 from oauth.models import OAuthGrant, Owner
+from oauth.views import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
 from tests.oauth.support import PASSWORD, consent_form
 
@@ -75,13 +76,34 @@ def test_the_consent_page_shows_who_asks_and_offers_read_first(flow: Flow) -> No
     assert 'value="read" checked' in page and 'value="write"' in page
     assert 'name="agent" value="test-client"' in page
     assert "returns to a program on the machine" in page  # loopback redirect warning
+    # The form's answer is a redirect to the client: form-action names its origin, or browsers stop it.
     assert response["Content-Security-Policy"] == (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:33418; "
+        "frame-ancestors 'none'; base-uri 'none'"
     )
     assert response["X-Frame-Options"] == "DENY"
-    assert response["Referrer-Policy"] == "no-referrer"
+    # same-origin, not no-referrer: under no-referrer browsers post the form with `Origin: null` (issue 35).
+    assert response["Referrer-Policy"] == "same-origin"
     assert "no-store" in response["Cache-Control"]
     assert "<script" not in page
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "source"),
+    [
+        ("https://claude.ai/api/mcp/auth_callback", "https://claude.ai"),
+        ("https://chatgpt.com:8443/connector/oauth", "https://chatgpt.com:8443"),
+        ("http://localhost/callback", "http://localhost"),
+        # No host-source can name an IPv6 literal, and nothing may be injected into the policy.
+        ("http://[::1]:8000/callback", "http:"),
+        ("https://evil.example;script-src *:1/x", "https:"),
+        ("com.example.app:/callback", None),
+    ],
+)
+def test_form_action_names_the_redirect_origin_and_nothing_else(
+    redirect_uri: str, source: str | None
+) -> None:
+    assert redirect_source(redirect_uri) == source
 
 
 def test_write_is_not_offered_when_the_client_asked_only_to_read(flow: Flow) -> None:
@@ -196,6 +218,9 @@ def test_csrf_and_cross_site_posts_are_refused_without_side_effects(flow: Flow) 
         strict.post("/oauth/authorize", form, headers={"origin": "https://evil.example"}).status_code == 403
     )
     assert strict.post("/oauth/authorize", form, headers={"sec-fetch-site": "cross-site"}).status_code == 403
+    # A sandboxed frame or a file: page posts with `Origin: null`; the page's own form never does.
+    for headers in ({"origin": "null"}, {"origin": "null", "sec-fetch-site": "same-origin"}):
+        assert strict.post("/oauth/authorize", form, headers=headers).status_code == 403
     _no_grant_written()
     assert strict.post("/oauth/authorize", form, headers={"origin": BASE}).status_code == 302
 

@@ -291,9 +291,11 @@ async def test_a_page_with_a_credential_is_refused_alone(
     repo = Repo(tmp_path / "billing")
     repo.git("remote", "add", "origin", "git@github.com:acme/billing.git")
     token = "ghp_" + "Zq7Xw2Lk9Vb4Nm8Rt5Yp3Hs6Jd1Fg0Ca2Ue4"
+    # Sections long enough to stay apart; the token is in the last one's heading.
+    text = "The billing app is built by the platform pipeline; its variables come from the vault. " * 4
     repo.write(
         "docs/setup.md",
-        f"# Setup\n\nExport GITHUB_TOKEN={token} before the first build of the billing app.\n",
+        f"# Setup\n\n{text}\n\n## Building\n\n{text}\n\n## Rotate {token} quarterly\n\n{text}\n",
     )
     repo.write(
         "docs/invoices.md",
@@ -303,6 +305,8 @@ async def test_a_page_with_a_credential_is_refused_alone(
     result = run(kenfold, server, repo, "sync")
     assert result.returncode == 1
     assert "refused docs/setup.md" in result.stdout and token not in result.stdout + result.stderr
+    # The heading that holds the token is named redacted, with its place in the page (issue 37).
+    assert "section 'Rotate [REDACTED:github-token] quarterly' (section 3 of 3)" in result.stdout
     paths = {row["path"] for row in doc_rows(server) if row["status"] == "active"}
     assert "docs/invoices.md" in paths and "docs/setup.md" not in paths
 

@@ -115,8 +115,7 @@ def test_bad_input_changes_nothing_and_a_credential_refuses_only_its_page() -> N
     secret = "AKIA" + "Q7ZL" * 4
     output = sync(good, page("docs/setup.md", (["Keys"], f"## Keys\n\nUse {secret} for uploads.")))
     assert output.added == 1 and [r.path for r in output.refused] == ["docs/setup.md"]
-    assert "docs/setup.md: section 1 (chunks[0]) appears to contain" in output.refused[0].error
-    assert secret not in output.refused[0].error
+    assert "section 'Keys'" in output.refused[0].error and secret not in output.refused[0].error
     assert not sections("docs/setup.md")
 
 

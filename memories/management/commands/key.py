@@ -1,4 +1,4 @@
-"""`manage.py key create <agent> [--read-only] | list [--all] | revoke <id|prefix>`."""
+"""`manage.py key create <agent> [--read-only] [--label L] | list [--all] | revoke <id|prefix>`."""
 
 from datetime import datetime
 
@@ -16,6 +16,9 @@ class Command(KenfoldCommand):
         create = sub.add_parser("create", help="create a key for an agent; the key is printed once")
         create.add_argument("agent", help="the agent this key writes as, e.g. claude-code")
         create.add_argument("--read-only", action="store_true", help="the key may search but not write")
+        create.add_argument(
+            "--label", default="", help="where the key is used (e.g. laptop), to tell keys of one agent apart"
+        )
         listing = sub.add_parser("list", help="list keys (active ones unless --all)")
         listing.add_argument("--all", action="store_true", help="include revoked keys")
         revoke = sub.add_parser("revoke", help="revoke a key by id or by its prefix")
@@ -25,24 +28,29 @@ class Command(KenfoldCommand):
         getattr(self, f"_{options['action']}")(options)
 
     def _create(self, options: dict) -> None:
-        key, raw = keys.api_key_create(agent=options["agent"], read_only=options["read_only"])
+        key, raw = keys.api_key_create(
+            agent=options["agent"], read_only=options["read_only"], label=options["label"]
+        )
         # stdout carries the key alone, so `KEY=$(manage.py key create x)` works; the rest goes to stderr.
         self.stdout.write(raw)
         access = "read-only" if key.read_only else "read and write"
         self.stderr.write(
-            f"Created {access} key {key.prefix}… (id {key.id}) for agent {key.agent}. "
+            f"Created {access} key {key.prefix}… (id {key.id}) for agent {key.agent}"
+            f"{f' ({key.label})' if key.label else ''}. "
             "It is shown only now: store it in your agent's configuration."
         )
 
     def _list(self, options: dict) -> None:
         rows = keys.api_key_list(include_revoked=options["all"])
         header = (
-            f"{'ID':36}  {'PREFIX':11}  {'AGENT':20}  {'ACCESS':10}  {'CREATED':16}  {'LAST USED':16}  STATUS"
+            f"{'ID':36}  {'PREFIX':11}  {'AGENT':20}  {'LABEL':16}  {'ACCESS':10}  {'CREATED':16}  "
+            f"{'LAST USED':16}  STATUS"
         )
         self.stdout.write(header)
         for key in rows:
             self.stdout.write(
-                f"{key.id!s:36}  {key.prefix:11}  {key.agent:20}  {'read' if key.read_only else 'read+write':10}  "
+                f"{key.id!s:36}  {key.prefix:11}  {key.agent:20}  {key.label or '-':16}  "
+                f"{'read' if key.read_only else 'read+write':10}  "
                 f"{_when(key.created_at):16}  {_when(key.last_used_at):16}  {'revoked' if key.revoked else 'active'}"
             )
 

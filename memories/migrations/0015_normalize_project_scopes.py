@@ -89,7 +89,7 @@ def normalize_project_scopes(apps, schema_editor) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0013_embedding_inline_storage"),
+        ("memories", "0014_api_key_label"),
         ("coderefs", "0003_fill_code_state"),
         ("consolidation", "0003_scans"),
     ]

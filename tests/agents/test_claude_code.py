@@ -1,0 +1,95 @@
+"""Claude Code's other ways to Kenfold, the real CLI against a scripted model: the README's stdio form
+(`manage.py mcp` started by Claude Code) and the plugin in this repository, installed from its local
+marketplace with the README's line.
+
+Not part of `make test` (marked `agents`): `make test-agents` installs the pinned CLIs and runs it.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.agents.scripted_models import Call, Say, ScriptedModel
+from tests.agents.support import (
+    DATA_FRAMING,
+    README,
+    checkout,
+    cli,
+    doc_block,
+    machine,
+    memories,
+    system_text,
+    tool_json,
+    tool_results,
+)
+from tests.mcp.support import KenfoldServer
+from tests.processes import REPO
+
+pytestmark = pytest.mark.agents
+
+
+def test_claude_code_over_stdio(server: KenfoldServer, model: ScriptedModel, tmp_path: Path) -> None:
+    """The README's stdio form: Claude Code starts `manage.py mcp` itself; writes carry KENFOLD_AGENT."""
+    shop = checkout(tmp_path / "shop").path
+    local = machine(server, model.url, tmp_path / "home")
+    local.shell(doc_block(README, containing='manage.py" mcp'))
+    listed = local.run([cli("claude"), "mcp", "list"], cwd=shop)
+    assert "kenfold: " in listed and "manage.py mcp - ✔ Connected" in listed
+
+    fact = "The stdio server shares the database of the HTTP one"
+    model.script = [
+        Call("ToolSearch", {"query": "select:mcp__kenfold__remember"}),
+        Call(
+            "mcp__kenfold__remember", {"content": fact, "type": "project", "project": "github.com/acme/stdio"}
+        ),
+        Say("Stored."),
+    ]
+    local.claude("Remember how stdio works", cwd=shop, allowed=["mcp__kenfold__remember"])
+    result = tool_json(tool_results(model.requests("/v1/messages")[-1])[-1])
+    assert result["status"] == "active"
+    stored = memories(server, scope="project:github.com/acme/stdio")
+    assert [(m["content"], m["agent"]) for m in stored] == [(fact, "claude-code")]
+
+
+def test_claude_code_plugin(server: KenfoldServer, model: ScriptedModel, tmp_path: Path) -> None:
+    """The plugin in this repository passes `claude plugin validate --strict`, installs from the local
+    marketplace with the README's line, and carries the round trip: SessionStart's context, `remember`
+    through the plugin's MCP server (its key from the key file, its address from KENFOLD_URL), and
+    SessionEnd's summary."""
+    shop = checkout(tmp_path / "shop").path
+    user = machine(server, model.url, tmp_path / "home")
+    for path in (REPO / "plugins" / "kenfold", REPO):
+        report = user.run([cli("claude"), "plugin", "validate", "--strict", path], cwd=REPO)
+        assert "✔ Validation passed" in report
+    first_screen = doc_block(README, containing="claude mcp add --scope user --transport http")
+    user.shell("\n".join(line for line in first_screen.splitlines() if "key create claude-code" in line))
+    user.shell(doc_block(README, containing="claude plugin install"))
+    address = {"KENFOLD_URL": server.url}
+    listed = user.run([cli("claude"), "mcp", "list"], cwd=shop, **address)
+    assert f"plugin:kenfold:kenfold: {server.url} (HTTP) - ✔ Connected" in listed
+
+    project = "github.com/acme/plugin"
+    plugin_shop = checkout(tmp_path / "plugin-shop", f"https://{project}.git")
+    fact = "The plugin reads the key file the README creates"
+    tool = "mcp__plugin_kenfold_kenfold__remember"
+    model.script = [
+        Call("ToolSearch", {"query": f"select:{tool}"}),
+        Call(tool, {"content": fact, "type": "project", "project": project}),
+        Say("Stored."),
+    ]
+    user.claude("Remember how the plugin connects", cwd=plugin_shop.path, allowed=[tool], **address)
+    assert tool_json(tool_results(model.requests("/v1/messages")[-1])[-1])["status"] == "active"
+    stored = memories(server, scope=f"project:{project}")
+    assert [(m["type"], m["content"], m["agent"]) for m in stored if m["type"] == "project"] == [
+        ("project", fact, "claude-code")
+    ]
+    summaries = [m["content"] for m in stored if m["type"] == "episodic"]
+    assert len(summaries) == 1 and "Remember how the plugin connects" in summaries[0]
+
+    # The next session starts with that memory, framed as data, from the plugin's SessionStart hook.
+    sent = len(model.requests("/v1/messages"))
+    model.script = [Say("Noted.")]
+    user.claude("What do we know?", cwd=plugin_shop.path, allowed=[], **address)
+    context = system_text(model.requests("/v1/messages")[sent])
+    assert f"SessionStart hook additional context: Kenfold shared memory for project {project}." in context
+    assert DATA_FRAMING in context and fact in context

@@ -1,0 +1,40 @@
+"""A corpus for the secret filter built from the providers' documented credential formats (formats.py), in
+the texts people write around them, disguised, next to look-alikes (texts.py).
+
+Two parts, generated at test time from fixed seeds: the main part, against which the rules were changed,
+and the aside part (aside.py: its own seed, contexts, disguise mix and look-alikes), which was not looked
+at while changing them, so that its figures say how the rules do on credentials they were not tuned on.
+"""
+
+import random
+
+from tests.common.secret_world.texts import (
+    MAIN_BARE_CONTEXTS,
+    MAIN_NAMED_CONTEXTS,
+    Sample,
+    credentials,
+    look_alikes,
+)
+
+MAIN_SEED = 37_001
+MAIN_DISGUISES = {
+    "plain": 0.40,
+    "zero-width": 0.08,
+    "soft-hyphen": 0.07,
+    "fullwidth": 0.08,
+    "placeholder-word": 0.09,
+    "split-line": 0.09,
+    "url-encoded": 0.09,
+    "base64-encoded": 0.10,
+}
+
+
+def main_part() -> list[Sample]:
+    rng = random.Random(MAIN_SEED)
+    return credentials(
+        rng,
+        samples_per_kind=10,
+        named_contexts=MAIN_NAMED_CONTEXTS,
+        bare_contexts=MAIN_BARE_CONTEXTS,
+        disguises=MAIN_DISGUISES,
+    ) + look_alikes(rng, samples_per_kind=40)

@@ -1,0 +1,81 @@
+"""The secret filter against the world's credential formats (tests/common/secret_world): issue 37's targets
+on every part: the main part (the rules were changed against it) and the aside, fresh aside and held-out
+parts, each written before a measurement of it and kept out of the rule changes until then (their
+first figures, before the rules learnt from them, are in docs/security.md).
+
+A credential counts as refused when the filter finds anything in its text (``reject_secrets`` then raises);
+redaction must also leave none of its middle behind. Figures per kind and layer: ``python -m bench.secret_corpus``.
+"""
+
+from functools import cache
+
+import pytest
+
+from kenfold_common.secrets import find_secrets, redact_secrets
+from tests.common.secret_world import main_part
+from tests.common.secret_world.aside import aside_part
+from tests.common.secret_world.formats import KINDS
+from tests.common.secret_world.fresh_aside import fresh_aside_part
+from tests.common.secret_world.held_out import held_out_part
+from tests.common.secret_world.texts import Sample
+
+MIN_CREDENTIALS_REFUSED = 0.99
+MAX_LOOK_ALIKES_REFUSED = 0.005
+PARTS = {"main": main_part, "aside": aside_part, "fresh-aside": fresh_aside_part, "held-out": held_out_part}
+
+
+@cache
+def part(name: str) -> tuple[Sample, ...]:
+    return tuple(PARTS[name]())
+
+
+def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
+    assert len({kind.name for kind in KINDS}) == len(KINDS) >= 60
+    assert {kind.group for kind in KINDS} == {
+        "cloud", "ci", "chat", "payment", "database", "registry", "observability", "ai", "saas"
+    }  # fmt: skip
+    for name in PARTS:
+        samples = part(name)
+        assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
+        disguises = {s.disguise for s in samples if s.is_credential}
+        assert {
+            "plain",
+            "zero-width",
+            "fullwidth",
+            "url-encoded",
+            "base64-encoded",
+            "split-line",
+        } <= disguises
+
+
+@pytest.mark.parametrize("name", ["aside", "fresh-aside", "held-out"])
+def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
+    main_texts = {s.text for s in part("main")}
+    aside = part(name)
+    assert not main_texts & {s.text for s in aside if s.is_credential}
+    assert "bidi-control" in {s.disguise for s in aside}
+
+
+@pytest.mark.parametrize("name", PARTS)
+def test_at_least_99_percent_of_credentials_are_refused(name: str) -> None:
+    credentials = [s for s in part(name) if s.is_credential]
+    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
+    assert 1 - len(missed) / len(credentials) >= MIN_CREDENTIALS_REFUSED, missed
+
+
+@pytest.mark.parametrize("name", PARTS)
+def test_at_most_half_a_percent_of_look_alikes_are_refused(name: str) -> None:
+    look_alikes = [s for s in part(name) if not s.is_credential]
+    refused = [s.kind for s in look_alikes if find_secrets(s.text)]
+    assert len(refused) / len(look_alikes) <= MAX_LOOK_ALIKES_REFUSED, refused
+
+
+def test_redaction_leaves_no_part_of_a_refused_credential_behind() -> None:
+    # Disguised tokens are found in a normalized reading of the text; the finding maps back to every
+    # character of the original, zero-width spaces, escapes and line breaks included.
+    leaked = [
+        f"{s.kind} [{s.disguise}]"
+        for s in part("main")
+        if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
+    ]
+    assert leaked == []
