@@ -48,11 +48,9 @@ def _validate_result(index: int, result: CheckResult) -> None:
     if not result.path and not result.symbol:
         raise InvalidInput(f"{where}: give a path, a symbol or both")
     if result.path and not is_valid_ref_path(result.path):
-        raise InvalidInput(f"{where}.path {result.path[:100]!r} is not a repository-relative file path")
+        raise InvalidInput(f"{where}.path is not a repository-relative file path")
     if result.symbol and not is_valid_ref_symbol(result.symbol):
-        raise InvalidInput(
-            f"{where}.symbol {result.symbol[:100]!r} is not an identifier (at most 100 characters)"
-        )
+        raise InvalidInput(f"{where}.symbol is not an identifier (at most 100 characters)")
     if result.anchor_commit is not None and not is_commit(result.anchor_commit):
         raise InvalidInput(f"{where}.anchor_commit must be 7-64 lowercase hex digits")
     if result.found:

@@ -1,11 +1,14 @@
 """Who may reach the dashboard, and the headers and checks every page gets (spec §1.17).
 
-Local mode answers only a loopback Host and refuses any request a proxy forwarded: a tunnel or a public
-reverse proxy in front of Kenfold must not expose the owner's pages. Remote mode (KENFOLD_DASHBOARD=remote,
+Local mode answers only a loopback Host from a loopback peer and refuses any request a proxy forwarded: a
+tunnel or a public reverse proxy in front of Kenfold must not expose the owner's pages. The peer address
+is checked as well as the Host: a server bound to 0.0.0.0, or a proxy that passes `Host` on unchanged,
+would otherwise let anyone who sends `Host: localhost` reach the login page. Remote mode (KENFOLD_DASHBOARD=remote,
 with an https KENFOLD_PUBLIC_URL) also answers the public host, and then expects the proxy's headers.
 A refused request gets 404, so the dashboard's existence is not revealed.
 """
 
+import ipaddress
 from collections.abc import Callable
 from functools import wraps
 from urllib.parse import quote, urlsplit
@@ -53,10 +56,22 @@ def public_host(request: HttpRequest) -> bool:
     return settings.DASHBOARD == "remote" and _host(request) == (urlsplit(settings.PUBLIC_URL).hostname or "")
 
 
+def _loopback_peer(request: HttpRequest) -> bool:
+    """Whether the connection comes from this machine (the ASGI client address, as REMOTE_ADDR)."""
+    try:
+        peer = ipaddress.ip_address(request.META.get("REMOTE_ADDR") or "")
+    except ValueError:
+        return False
+    # A dual-stack socket reports an IPv4 peer as ::ffff:127.0.0.1, which Python 3.12 does not call loopback.
+    if isinstance(peer, ipaddress.IPv6Address) and peer.ipv4_mapped is not None:
+        peer = peer.ipv4_mapped
+    return peer.is_loopback
+
+
 def reachable(request: HttpRequest) -> bool:
     if public_host(request):
         return True
-    if not is_loopback_host(_host(request)):
+    if not is_loopback_host(_host(request)) or not _loopback_peer(request):
         return False
     if settings.DASHBOARD == "remote":
         return True

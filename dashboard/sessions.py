@@ -25,9 +25,9 @@ def _hash(token: str) -> str:
 
 
 def session_login(*, password: str, remote: str) -> str:
-    """Check the owner password (the consent page's check and lockout) and open a session; returns the
+    """Check the owner password (the dashboard's own count and lock) and open a session; returns the
     token for the cookie. Raises what oauth.services.password_check raises."""
-    password_check(password=password, remote=remote)
+    password_check(password=password, remote=remote, page="dashboard")
     security_event("dashboard login", remote=remote)
     token = secrets.token_urlsafe(32)
     now = clock.now()

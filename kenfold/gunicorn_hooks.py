@@ -7,6 +7,8 @@ then shuts down, which took seconds more. Here the kernel kills a worker the mom
 (SIGKILL): the socket is closed at once and a new `serve` can bind it. Requests in flight are cut off,
 which loses nothing acknowledged: a write is acknowledged by its response, and PostgreSQL rolls back
 the transaction of a vanished client.
+
+The access log keeps no query strings (`AccessLogWithoutQueries`): they may carry credentials.
 """
 
 import ctypes
@@ -15,6 +17,8 @@ import signal
 import sys
 import threading
 from typing import Any
+
+from gunicorn.glogging import Logger
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _LOADER = "kenfold-load-models"
@@ -56,3 +60,37 @@ def worker_exit(server: Any, worker: Any) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+REDACTED = "[redacted]"
+
+
+def without_query(target: str) -> str:
+    """A URL or path with its query string replaced by a marker: ``/api/v1/refs?[redacted]``.
+
+    Query strings carry what a log must not keep: a remote URL with a token in its credentials
+    (``?project=https://x-access-token:ghp_…@github.com/o/r.git``), an OAuth authorization code. Even
+    the parameter names go: a token pasted as a bare ``?ghp_…`` is a name.
+    """
+    path, question, _ = target.partition("?")
+    return f"{path}?{REDACTED}" if question else target
+
+
+class AccessLogWithoutQueries(Logger):
+    """gunicorn's logger, with query strings left out of every access log atom that holds one: the
+    request line, the query, the referer, and the raw environ and header values."""
+
+    def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
+        atoms = super().atoms(resp, req, environ, request_time)
+        uri = without_query(environ.get("RAW_URI") or "")
+        atoms["r"] = f"{environ['REQUEST_METHOD']} {uri} {environ['SERVER_PROTOCOL']}"
+        atoms["q"] = REDACTED if atoms.get("q") else ""
+        atoms["f"] = without_query(atoms["f"])
+        for key in ("{raw_uri}e", "{query_string}e", "{referer}i", "{http_referer}e"):
+            if key in atoms:
+                atoms[key] = REDACTED
+        return atoms
+
+
+# gunicorn reads its settings from this module's names (`--config python:kenfold.gunicorn_hooks`).
+logger_class = AccessLogWithoutQueries

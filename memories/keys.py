@@ -79,14 +79,16 @@ def api_key_revoke(*, ident: str) -> ApiKey:
     except ValueError:
         if not ident.startswith(KEY_PREFIX) or len(ident) < len(KEY_PREFIX) + 4:
             raise InvalidInput(
-                f"{ident!r} is neither a key id nor a key prefix; use the ID or PREFIX column of `key list --all`"
+                "that is neither a key id nor a key prefix; use the ID or PREFIX column of `key list --all`"
             ) from None
         candidates = list(ApiKey.objects.filter(prefix__startswith=ident[:DISPLAY_PREFIX_LENGTH]))
+    # Only the part that was looked up is shown: an owner may paste the whole key, which must not be echoed.
+    shown = ident[:DISPLAY_PREFIX_LENGTH]
     if not candidates:
-        raise NotFound(f"no API key matches {ident!r}; see `key list --all`")
+        raise NotFound(f"no API key matches {shown}; see `key list --all`")
     if len(candidates) > 1:
         ids = ", ".join(str(key.id) for key in candidates)
-        raise InvalidInput(f"{ident!r} matches {len(candidates)} keys ({ids}); revoke one by its id")
+        raise InvalidInput(f"{shown} matches {len(candidates)} keys ({ids}); revoke one by its id")
     with transaction.atomic():
         key = ApiKey.objects.select_for_update().get(pk=candidates[0].pk)
         if key.revoked_at is None:

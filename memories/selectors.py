@@ -56,17 +56,19 @@ CLOSE_PROJECT_RATIO = 0.6
 CLOSE_IDENTITY_RATIO = 0.9
 
 
-def parse_memory_id(value: str, *, field: str | None = None) -> uuid.UUID:
-    """A canonical UUID, or an error telling the caller where valid ids come from."""
+def parse_memory_id(value: str, *, field: str = "id") -> uuid.UUID:
+    """A canonical UUID, or an error telling the caller where valid ids come from.
+
+    The error names the field, never the value: what an agent passes where an id belongs may be anything
+    it had at hand, a credential included."""
     text = (value or "").strip()
     try:
         parsed = uuid.UUID(text)
     except ValueError:
         parsed = None
     if parsed is None or str(parsed) != text.lower():
-        prefix = f"{field}: " if field else ""
         raise InvalidInput(
-            f'{prefix}"{text[:80]}" is not a memory id (use an id returned by remember, recall, or get_context)'
+            f"{field} is not a memory id (a UUID); use an id returned by remember, recall, or get_context"
         )
     return parsed
 
@@ -95,11 +97,11 @@ def _limit(limit: int | None) -> int:
 def _types(types: list[str] | None) -> list[str] | None:
     if not types:
         return None
-    unknown = sorted(set(types) - set(MemoryType.values))
-    if unknown:
-        raise InvalidInput(
-            f"types {unknown} are not memory types; use any of: {', '.join(MemoryType.values)}"
-        )
+    for index, value in enumerate(types):
+        if value not in MemoryType.values:
+            raise InvalidInput(
+                f"types[{index}] is not a memory type; use any of: {', '.join(MemoryType.values)}"
+            )
     return list(dict.fromkeys(types))
 
 
@@ -472,11 +474,11 @@ def memory_list(
         memories = memories.filter(code_state__isnull=False)
     if status:
         if status not in Status.values:
-            raise InvalidInput(f"status {status!r} is not one of: {', '.join(Status.values)}")
+            raise InvalidInput(f"status is not one of: {', '.join(Status.values)}")
         memories = memories.filter(status=status)
     if type:
         if type not in MemoryType.values:
-            raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+            raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
         memories = memories.filter(type=type)
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))
@@ -525,6 +527,8 @@ class ReviewItem:
     evidence: str
     source_summary: Memory | None
     similar: list[Memory]
+    # The memory approval retires (the proposal's `supersedes`), while it is still served.
+    replaces: Memory | None = None
 
 
 def _proposed(now: datetime, scope: str | None) -> QuerySet[Memory]:
@@ -560,11 +564,16 @@ def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> Rev
     )
     ids += [hit.memory_id for hit in hits if hit.memory_id not in ids]
     found = Memory.objects.in_bulk(ids)
-    # Only active memories can be replaced; a proposal it resembles is reviewed on its own.
+    replaces = Memory.objects.filter(pk=memory.supersedes_id, status=Status.ACTIVE).first()
+    # Only active memories can be replaced; a proposal it resembles is reviewed on its own. What the
+    # proposal already replaces is shown as such, not again as a similar one.
     similar = [
         found[key]
         for key in ids
-        if key in found and found[key].status == Status.ACTIVE and found[key].scope == memory.scope
+        if key in found
+        and found[key].status == Status.ACTIVE
+        and found[key].scope == memory.scope
+        and key != memory.supersedes_id
     ][:similar_limit]
     source_id = _as_uuid(attrs.get("extracted_from"))
     source = Memory.objects.filter(pk=source_id).first() if source_id else None
@@ -573,6 +582,7 @@ def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> Rev
         evidence=str(attrs.get("evidence") or ""),
         source_summary=source,
         similar=similar,
+        replaces=replaces,
     )
 
 

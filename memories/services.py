@@ -200,7 +200,7 @@ def memory_remember(
     )
     scope = scope_for_project(project)
     if type is not None and type not in MemoryType.values:
-        raise InvalidInput(f"type {type!r} is not one of: {', '.join(MemoryType.values)}")
+        raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
     ttl = _ttl(ttl_seconds, maximum=MAX_TTL)
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
@@ -351,8 +351,7 @@ def _insert(
         source_session=session_id,
         trust=Trust.AGENT,
         confidence=0.5,
-        # Preferences shape every future session, so the user confirms them before they are served.
-        status=Status.PROPOSED if type == MemoryType.PREFERENCE else Status.ACTIVE,
+        status=Status.PROPOSED if _needs_review(type=type, supersedes=supersedes) else Status.ACTIVE,
         supersedes=supersedes,
         expires_at=now + ttl if ttl else None,
         created_at=now,
@@ -364,6 +363,16 @@ def _insert(
         Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
     extensions.memory_inserted(memory)
     return memory
+
+
+def _needs_review(*, type: str, supersedes: Memory | None) -> bool:
+    """Whether an agent's new memory waits for the owner before it is served.
+
+    Preferences shape every future session, so the owner confirms them. A replacement of a memory the
+    owner approved (trust `user`) waits too: otherwise any agent could retire the owner's word by
+    superseding it, and review would be skipped. The approved memory stays served until then.
+    """
+    return type == MemoryType.PREFERENCE or (supersedes is not None and supersedes.trust == Trust.USER)
 
 
 def _remember_output(memory: Memory) -> RememberOutput:

@@ -21,8 +21,13 @@ class Owner(models.Model):
     # Argon2id in PHC form ($argon2id$v=19$m=…,t=…,p=…$salt$hash): the parameters travel with the hash.
     password_hash = models.TextField(blank=True, default="")
     password_changed_at = models.DateTimeField(null=True, blank=True)
+    # The consent page's wrong passwords and lock.
     failures = models.PositiveIntegerField(default=0)
     locked_until = models.DateTimeField(null=True, blank=True)
+    # The dashboard's, counted apart: the consent page is public, and guesses there must not lock the
+    # owner out of the local dashboard.
+    dashboard_failures = models.PositiveIntegerField(default=0)
+    dashboard_locked_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "oauth_owner"

@@ -1,8 +1,9 @@
 """The owner's password and its lockout, and the owner's view of OAuth grants (spec §1.16).
 
-The lockout is one counter in the owner's row, updated in a row-locked transaction, so that five wrong
-passwords lock consent (and, later, the dashboard) for every worker and replica at once; the count is
-committed even when the attempt fails.
+The lockout is a counter in the owner's row, updated in a row-locked transaction, so that five wrong
+passwords lock the page they were typed on for every worker and replica at once; the count is committed
+even when the attempt fails. The consent page and the dashboard count apart: the consent page is public,
+and whoever guesses there must not lock the owner out of the local dashboard.
 """
 
 import hashlib
@@ -31,6 +32,7 @@ from kenfold_common.errors import (
     TooManyAttempts,
 )
 from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
+from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
 
@@ -51,7 +53,24 @@ FALLBACK_AGENT = "remote-client"
 
 
 def suggest_agent(*, client_name: str) -> str:
-    """The agent name the consent page proposes for a client (spec §1.16)."""
+    """The agent name the consent page proposes for a client (spec §1.16), never one a credential already
+    writes as: a client names itself, so one called `alice` (or anything with "claude" in it) would
+    otherwise be offered the name of alice's key (or of the claude.ai grant) by default. The owner can
+    still type that name."""
+    base = _agent_from_client_name(client_name)
+    taken = set(ApiKey.objects.values_list("agent", flat=True)) | set(
+        OAuthGrant.objects.values_list("agent", flat=True)
+    )
+    if base not in taken:
+        return base
+    for number in range(2, 100):
+        candidate = f"{base}-{number}"
+        if candidate not in taken:
+            return candidate
+    return FALLBACK_AGENT
+
+
+def _agent_from_client_name(client_name: str) -> str:
     lowered = client_name.lower()
     if "chatgpt" in lowered or "openai" in lowered:
         return "chatgpt"
@@ -83,43 +102,57 @@ def password_set(*, password: str) -> None:
         owner, _ = Owner.objects.select_for_update().get_or_create(id=1)
         owner.password_hash = hashed
         owner.password_changed_at = clock.now()
-        owner.failures = 0
-        owner.locked_until = None
+        owner.failures = owner.dashboard_failures = 0
+        owner.locked_until = owner.dashboard_locked_until = None
         owner.save()
     security_event("password changed")
 
 
-def password_check(*, password: str, remote: str) -> None:
+# Each page's counter and lock in the owner's row.
+_LOCKOUT_FIELDS = {
+    "consent": ("failures", "locked_until"),
+    "dashboard": ("dashboard_failures", "dashboard_locked_until"),
+}
+
+
+def password_check(*, password: str, remote: str, page: str) -> None:
     """Pass, or raise PermissionDenied (no password set), TooManyAttempts (locked) or AuthenticationFailed
-    (wrong; the failure is counted)."""
+    (wrong; the failure is counted). `page` is where the password was typed, `consent` or `dashboard`:
+    each has its own count and lock."""
+    failures_field, locked_field = _LOCKOUT_FIELDS[page]
     with transaction.atomic():
         owner = Owner.objects.select_for_update().filter(id=1).first()
         if owner is None or not owner.password_hash:
             raise PermissionDenied("no owner password is set; the owner runs: python manage.py password")
         now = clock.now()
-        if owner.locked_until is not None and owner.locked_until > now:
-            security_event("consent locked", remote=remote)
+        failures, locked_until = getattr(owner, failures_field), getattr(owner, locked_field)
+        if locked_until is not None and locked_until > now:
+            security_event(f"{page} locked", remote=remote)
             raise TooManyAttempts("too many wrong passwords. Try again in 15 minutes")
         if (
             not password
             or len(password.encode()) > MAX_PASSWORD_BYTES
             or not _verify(owner.password_hash, password)
         ):
-            owner.failures += 1
-            locked = owner.failures >= MAX_FAILURES
+            failures += 1
+            locked = failures >= MAX_FAILURES
             if locked:
-                owner.locked_until = now + LOCK_DURATION
-                owner.failures = 0
-            owner.save(update_fields=["failures", "locked_until"])
-            security_event("wrong password", remote=remote, locked=locked)
+                locked_until, failures = now + LOCK_DURATION, 0
+            setattr(owner, failures_field, failures)
+            setattr(owner, locked_field, locked_until)
+            owner.save(update_fields=[failures_field, locked_field])
+            security_event("wrong password", page=page, remote=remote, locked=locked)
             if locked:
-                security_event("lockout", remote=remote, minutes=int(LOCK_DURATION.total_seconds() // 60))
+                security_event(
+                    "lockout", page=page, remote=remote, minutes=int(LOCK_DURATION.total_seconds() // 60)
+                )
             # Leave the transaction normally, so that the count is committed; the caller is told after.
             failed = True
         else:
-            if owner.failures or owner.locked_until:
-                owner.failures, owner.locked_until = 0, None
-                owner.save(update_fields=["failures", "locked_until"])
+            if failures or locked_until:
+                setattr(owner, failures_field, 0)
+                setattr(owner, locked_field, None)
+                owner.save(update_fields=[failures_field, locked_field])
             failed = False
     if failed:
         raise AuthenticationFailed("wrong password")

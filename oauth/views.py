@@ -34,6 +34,7 @@ from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
 from kenfold.http_guard import is_loopback_host
 from kenfold_common.errors import KenfoldError
+from kenfold_common.text import for_terminal
 from oauth import tokens
 from oauth.models import OAuthGrant
 from oauth.resource import READ_SCOPE, WRITE_SCOPE
@@ -173,6 +174,13 @@ def _client_name(application: Any) -> str:
     return application.name or urlsplit(application.client_id).hostname or application.client_id
 
 
+def _shown_client_name(name: str) -> str:
+    """A client's self-chosen name as the owner must read it: bidi overrides, zero-width and control
+    characters written out as escapes (\\u202e), so "Claude \\u202emoc.evil\\u202c" cannot show as
+    "Claude live.com"."""
+    return for_terminal(name)
+
+
 def _remote(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "?"
 
@@ -293,7 +301,7 @@ def _consent_page(
     host = urlsplit(redirect_uri).hostname or ""
     name = _client_name(application)
     context = {
-        "client_name": name,
+        "client_name": _shown_client_name(name),
         "client_id": application.client_id,
         "redirect_host": host,
         "loopback_redirect": is_loopback_host(host),
@@ -354,7 +362,7 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
     if access not in ("read", "write") or (access == "write" and not sealed["write"]):
         return again(400, "This client did not ask for write access; choose read.")
     try:
-        password_check(password=request.POST.get("password", ""), remote=_remote(request))
+        password_check(password=request.POST.get("password", ""), remote=_remote(request), page="consent")
     except KenfoldError as exc:
         return again(exc.status_code, exc.message[:1].upper() + exc.message[1:] + ".")
 

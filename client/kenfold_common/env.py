@@ -109,9 +109,8 @@ def env_url(name: str, default: str = "", *, schemes: Iterable[str] = ("http", "
     allowed = tuple(schemes)
     parts = urlsplit(value)
     if parts.scheme.lower() not in allowed or not parts.netloc:
-        raise ConfigError(
-            f"{name}={value!r} is not a valid URL; it must start with {' or '.join(allowed)}://"
-        )
+        # Not echoed: a URL may carry credentials (user:password@ or a key in its query).
+        raise ConfigError(f"{name} is not a valid URL; it must start with {' or '.join(allowed)}://")
     return value
 
 

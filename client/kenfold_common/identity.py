@@ -57,36 +57,54 @@ def _scp_to_path(identity: str) -> str:
     return f"{host}/{path}"
 
 
-def _without_credentials_and_port(identity: str) -> str:
+def _without_credentials(identity: str) -> str:
     authority, slash, path = identity.partition("/")
     # The last "@" ends the credentials: an unescaped "@" inside a password must not leak into the identity.
-    authority = authority.rpartition("@")[2]
-    authority = _NUMERIC_PORT_RE.sub("", authority)
-    return authority + slash + path
+    return authority.rpartition("@")[2] + slash + path
+
+
+def _without_port(identity: str) -> str:
+    authority, slash, path = identity.partition("/")
+    return _NUMERIC_PORT_RE.sub("", authority) + slash + path
+
+
+def _normalize_once(identity: str) -> str:
+    """One pass of the rules: scheme or scp form, credentials and port, trailing "/" and ".git"."""
+    identity = identity.strip().lower()
+    if "://" in identity:
+        identity = _without_port(_without_credentials(_without_scheme(identity)))
+    else:
+        # Credentials first: in "user:token@host:org/repo" the first ":" is not the scp separator.
+        identity = _scp_to_path(_without_credentials(identity))
+    return identity.rstrip("/").removesuffix(".git").rstrip("/").strip()
 
 
 def normalize_project(project: str) -> str:
-    """The lowercase ``host/path`` identity of ``project``.
+    """The lowercase ``host/path`` identity of ``project``, a fixed point: normalizing it again gives it back.
 
     Raises ``InvalidInput`` for local paths and for values that are empty, too long or contain control
     characters once normalized.
     """
-    identity = project.strip().lower()
-    if _LOCAL_PATH_RE.match(identity):
-        raise InvalidInput(
-            f'project "{project.strip()}" is a local path; {_HOW_TO_NAME_A_PROJECT}, '
-            "so every machine maps it to the same project"
-        )
-    identity = _without_scheme(identity) if "://" in identity else _scp_to_path(identity)
-    identity = _without_credentials_and_port(identity)
-    identity = identity.rstrip("/").removesuffix(".git").rstrip("/")
     # The messages below never echo the value: a remote URL may carry a token in its credentials.
+    if _LOCAL_PATH_RE.match(project.strip().lower()):
+        raise InvalidInput(
+            f"project is a local path; {_HOW_TO_NAME_A_PROJECT}, so every machine maps it to the same project"
+        )
+    # One pass can leave a form the next pass changes: "repo.git.git" loses one ".git", and
+    # "https://host:org/repo" leaves the scp form "host:org/repo". Stored scopes must be the fixed point,
+    # or one repository becomes two projects. Every pass that changes the value makes it shorter or turns
+    # one ":" into "/" (lowercasing changes nothing after the first), so the loop ends.
+    identity = _normalize_once(project)
+    while (again := _normalize_once(identity)) != identity:
+        identity = again
     if not identity:
         raise InvalidInput(
             "project is empty once the scheme, credentials, port and trailing .git are removed; "
             f"{_HOW_TO_NAME_A_PROJECT}, or omit project for user-wide memories"
         )
-    if identity.startswith("/") or not any(char.isalnum() for char in identity):
+    # What is left must not read as a local path either ("https://~/x" leaves "~/x"): normalizing the
+    # result again would refuse it.
+    if _LOCAL_PATH_RE.match(identity) or not any(char.isalnum() for char in identity):
         raise InvalidInput(
             "project has no host or name left once the scheme, credentials, port and trailing .git are "
             f"removed; {_HOW_TO_NAME_A_PROJECT}"

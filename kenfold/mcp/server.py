@@ -280,7 +280,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             Field(
                 description="Id of an active memory in the same project (or user-wide) that this one "
                 "replaces because it is outdated or wrong; the old one is kept as history and no longer "
-                "served."
+                "served. Replacing a memory the user approved makes a proposal (status proposed): the old "
+                "one is served until the user approves."
             ),
         ] = None,
         ttl_seconds: Annotated[

@@ -298,7 +298,7 @@ def test_redirect_within_the_same_origin_is_followed_with_the_key(
         (
             [],
             {"KENFOLD_URL": "ftp://example.org/mcp"},
-            "KENFOLD_URL='ftp://example.org/mcp' is not a valid URL",
+            "KENFOLD_URL is not a valid URL",
         ),
         (["--key-file", "/nonexistent/key"], {}, "cannot read the API key file"),
         (["--key-env", "UNSET_KENFOLD_TEST_KEY"], {}, "UNSET_KENFOLD_TEST_KEY named by --key-env is not set"),

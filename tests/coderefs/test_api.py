@@ -206,3 +206,22 @@ async def test_openapi_document_and_docs_page(
     assert (await client.get("/static/ninja/no-such-file.css")).status_code == 404
     # Read whole by the view: Django's ASGI handler has no file iterator to warn about.
     assert not [w for w in recwarn if "StreamingHttpResponse" in str(w.message)]
+
+
+async def test_errors_name_the_field_never_the_value(client: httpx.AsyncClient) -> None:
+    token = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
+    response = await client.get("/api/v1/refs", params={"project": f"/home/me/{token}/repo"})
+    assert response.status_code == 400
+    assert "project is a local path" in response.text and token[4:12] not in response.text
+
+    bad_results = [
+        {"path": f"/etc/{token}", "found": False},
+        {"symbol": f"not an identifier {token}", "found": False},
+    ]
+    for index, result in enumerate(bad_results):
+        response = await client.post(
+            "/api/v1/refs/check", json={"project": REPO, "commit": COMMIT, "results": [result]}
+        )
+        assert response.status_code == 400
+        assert f"results[0].{['path', 'symbol'][index]} is not" in response.text
+        assert token[4:12] not in response.text

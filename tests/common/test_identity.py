@@ -33,7 +33,12 @@ from kenfold_common.identity import (
         ("kenfold", "kenfold"),
         ("team:backend", "team/backend"),  # scp-style: the part before ":" has no "/"
         ("example.com/org/repo:v2", "example.com/org/repo:v2"),  # not scp-style: "/" before the ":"
-        ("http://host:abc/x", "host:abc/x"),  # only a numeric port is dropped
+        ("http://host:abc/x", "host/abc/x"),  # not a port: the scp form, as normalizing again would read it
+        ("github.com/org/repo.git.git", "github.com/org/repo"),
+        ("https://github.com:org/repo", "github.com/org/repo"),
+        ("https://github.com/org/repo.git/.git/", "github.com/org/repo"),
+        ("user:ghp_tok@github.com:org/repo.git", "github.com/org/repo"),  # credentials before the scp ":"
+        ("https:// github.com/org/repo", "github.com/org/repo"),
     ],
 )
 def test_normalize_project(project: str, identity: str) -> None:
@@ -81,7 +86,7 @@ def test_local_path_error_says_what_to_pass_instead() -> None:
         normalize_project("/home/me/repo")
 
     assert str(caught.value) == (
-        'project "/home/me/repo" is a local path; pass the repository\'s git remote URL (for example '
+        "project is a local path; pass the repository's git remote URL (for example "
         "git@github.com:org/repo.git) or a short project name, so every machine maps it to the same project"
     )
 
@@ -124,11 +129,11 @@ def test_project_with_control_or_invisible_characters_is_refused(project: str) -
     assert project.strip() not in str(caught.value), "the value is never echoed"
 
 
-@pytest.mark.parametrize("project", ["::", ":/", "git@:", "/:", "https://:8080/", "@:/", "-"])
+@pytest.mark.parametrize(
+    "project", ["::", ":/", "git@:", "/:", "https://:8080/", "@:/", "-", "https://~/x", "https://./x"]
+)
 def test_project_with_no_host_or_name_left_is_refused(project: str) -> None:
-    with pytest.raises(
-        InvalidInput, match=r"^project (has no host or name left|is empty|.* is a local path)"
-    ):
+    with pytest.raises(InvalidInput, match=r"^project (has no host or name left|is empty|is a local path)"):
         normalize_project(project)
 
 

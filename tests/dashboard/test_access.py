@@ -1,16 +1,19 @@
 """Who reaches the dashboard, how the owner logs in, and how sessions and forms are protected (§1.17)."""
 
+import asyncio
 import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
 from dashboard.models import DashboardSession
 from kenfold import clock
+from kenfold.asgi import application
 from kenfold_common.errors import AuthenticationFailed, TooManyAttempts
 from memories.models import Memory, Status
 from oauth.models import Owner
@@ -79,6 +82,31 @@ def test_an_allowed_but_not_loopback_host_does_not_see_the_dashboard(
 @pytest.mark.parametrize("host", ["localhost:7077", "127.0.0.1:7077", "[::1]:7077", "127.0.0.1"])
 def test_loopback_hosts_are_answered(db: None, host: str) -> None:
     assert Client(headers={"host": host}).get("/dashboard/login").status_code == 200
+
+
+@pytest.mark.parametrize("peer", ["203.0.113.5", "10.0.0.2", "::ffff:203.0.113.5", ""])
+def test_a_loopback_host_from_another_machine_is_refused(owner_password: str, peer: str) -> None:
+    # Bound to 0.0.0.0, or behind a proxy that passes Host on unchanged: the Host alone proves nothing.
+    client = Client(headers={"host": HOST}, REMOTE_ADDR=peer)
+    assert client.get("/dashboard/login").status_code == 404
+    assert client.post("/dashboard/login", {"password": PASSWORD}).status_code == 404
+    assert not DashboardSession.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("peer", "status"), [(("203.0.113.5", 50000), 404), (("127.0.0.1", 50000), 200)])
+def test_the_asgi_peer_address_is_checked(peer: tuple[str, int], status: int) -> None:
+    async def get() -> int:
+        transport = httpx.ASGITransport(app=application, client=peer)
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://{HOST}") as http:
+            return (await http.get("/dashboard/login")).status_code
+
+    assert asyncio.run(get()) == status
+
+
+@pytest.mark.parametrize("peer", ["127.0.0.1", "127.8.0.1", "::1", "::ffff:127.0.0.1"])
+def test_a_loopback_peer_is_answered(db: None, peer: str) -> None:
+    assert Client(headers={"host": HOST}, REMOTE_ADDR=peer).get("/dashboard/login").status_code == 200
 
 
 @pytest.mark.parametrize("header", FORWARDING)
@@ -256,23 +284,28 @@ def test_next_cannot_leave_the_dashboard(owner_password: str, target: str) -> No
     assert signed_in.get("/dashboard/login", {"next": target})["Location"] == "/dashboard/"
 
 
-def test_the_lockout_is_the_consent_pages(owner_password: str) -> None:
-    # Three wrong at the dashboard and two at the consent page's check make five: both are locked.
-    client = browser()
-    assert [log_in(client, f"wrong password {n}").status_code for n in range(3)] == [401] * 3
-    for n in range(2):
+def test_the_dashboard_has_its_own_lockout(owner_password: str) -> None:
+    # Five wrong at the public consent page lock the consent page only: the owner still logs in here.
+    for n in range(5):
         with pytest.raises(AuthenticationFailed):
-            password_check(password=f"consent guess {n}", remote="198.51.100.1")
+            password_check(password=f"consent guess {n}", remote="198.51.100.1", page="consent")
+    with pytest.raises(TooManyAttempts):
+        password_check(password=PASSWORD, remote="198.51.100.1", page="consent")
+    client = browser()
+    assert log_in(client).status_code == 303
+
+    # Five wrong here lock the dashboard, even for the right password; the consent page is not locked by them.
+    Owner.objects.update(locked_until=None)
+    assert [log_in(client, f"wrong password {n}").status_code for n in range(5)] == [401] * 5
     locked = log_in(client)
     assert locked.status_code == 429
     assert "Try again in 15 minutes" in locked.content.decode()
     assert "kenfold_dashboard" not in locked.cookies
-    with pytest.raises(TooManyAttempts):
-        password_check(password=PASSWORD, remote="198.51.100.1")
-    # The lock ends after 15 minutes, for both.
+    password_check(password=PASSWORD, remote="198.51.100.1", page="consent")
+    # The lock ends after 15 minutes.
     with clock.frozen(clock.now() + timedelta(minutes=16)):
         assert log_in(client).status_code == 303
-    assert Owner.objects.get().failures == 0
+    assert Owner.objects.get().dashboard_failures == 0
 
 
 def test_logout_ends_the_session(owner: SignedIn) -> None:

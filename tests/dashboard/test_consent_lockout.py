@@ -1,5 +1,6 @@
-"""One lockout for the owner password: wrong guesses at the dashboard and at the OAuth consent page count
-together, and the lock holds on both (spec §1.16-1.17)."""
+"""The owner password's lockouts: wrong guesses at the public OAuth consent page and at the dashboard are
+counted apart, so that whoever guesses at the consent page cannot lock the owner out of the local dashboard
+(issue 37; spec §1.16-1.17)."""
 
 from django.test import Client
 
@@ -10,15 +11,22 @@ from tests.oauth.conftest import Flow, browser, client_id, flow, oauth, owner_pa
 from tests.oauth.support import pkce
 
 
-def test_wrong_passwords_at_the_dashboard_and_the_consent_page_count_together(flow: Flow) -> None:  # noqa: F811
+def test_wrong_passwords_at_the_consent_page_do_not_lock_the_dashboard(flow: Flow) -> None:  # noqa: F811
     dashboard = Client(headers={"host": HOST})
     _verifier, challenge = pkce()
     url = flow.authorize_url(challenge)
-    assert [log_in(dashboard, f"wrong guess {n}").status_code for n in range(3)] == [401] * 3
-    assert [flow.consent(url, password=f"consent guess {n}").status_code for n in range(2)] == [401] * 2
-    assert Owner.objects.get().locked_until is not None
-    # Locked for both, even with the right password.
+    assert [flow.consent(url, password=f"consent guess {n}").status_code for n in range(5)] == [401] * 5
     locked = flow.consent(url)
     assert locked.status_code == 429 and "Try again in 15 minutes" in locked.content.decode()
+    assert log_in(dashboard).status_code == 303, "the owner still logs in to the dashboard"
+    assert DashboardSession.objects.count() == 1
+
+
+def test_wrong_passwords_at_the_dashboard_do_not_lock_the_consent_page(flow: Flow) -> None:  # noqa: F811
+    dashboard = Client(headers={"host": HOST})
+    assert [log_in(dashboard, f"wrong guess {n}").status_code for n in range(5)] == [401] * 5
     assert log_in(dashboard).status_code == 429
-    assert not DashboardSession.objects.exists()
+    owner = Owner.objects.get()
+    assert owner.dashboard_locked_until is not None and owner.locked_until is None
+    _verifier, challenge = pkce()
+    assert flow.consent(flow.authorize_url(challenge)).status_code == 302

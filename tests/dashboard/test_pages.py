@@ -120,6 +120,15 @@ def test_review_lists_proposals_oldest_first_with_evidence_and_replace_buttons(o
     assert "model qwen" in html
 
 
+def test_review_shows_the_approved_memory_a_proposal_replaces(owner: Owner) -> None:
+    approved = memory(content="Answer in English.", type="preference", trust="user")
+    memory(content="Answer in any language.", status=Status.PROPOSED, type="semantic", supersedes=approved)
+    html = unescape(owner.page("/dashboard/review"))
+    assert "Replaces a memory you approved: " in html
+    assert f'<a href="/dashboard/memories/{approved.id}" class="content">Answer in English.</a>' in html
+    assert f'name="replaces" value="{approved.id}"' not in html, "shown as replaced, not again as similar"
+
+
 def test_review_pages_and_scope_filter(owner: Owner) -> None:
     for n in range(23):
         _proposal(f"user preference number {n}")

@@ -104,7 +104,7 @@ def test_a_bad_bridge_weight_stops_the_process_with_the_variable_named(tmp_path:
         (
             "serve",
             {"KENFOLD_RERANK_URL": "localhost:8012"},
-            "KENFOLD_RERANK_URL='localhost:8012' is not a valid URL; it must start with http or https://",
+            "KENFOLD_RERANK_URL is not a valid URL; it must start with http or https://",
         ),
         (
             "check",

@@ -142,6 +142,22 @@ async def test_a_preference_is_served_only_after_the_owner_approves_it(
         preferences = (await call(agent, "get_context", project=project))["preferences"]
         assert [(p["id"], p["trust"], p["content"]) for p in preferences] == [(proposed["id"], "user", text)]
 
+    # Another agent replacing the owner's word, even under another type, only proposes the change.
+    async with mcp_client(server.url, key=server.keys[AGENT_B], mode=mode) as other:
+        replacement = await call(
+            other,
+            "remember",
+            content="Spaces everywhere",
+            type="semantic",
+            project=project,
+            supersedes=proposed["id"],
+        )
+        assert replacement["status"] == "proposed"
+        preferences = (await call(other, "get_context", project=project))["preferences"]
+        assert [p["id"] for p in preferences] == [proposed["id"]], "the approved preference is still served"
+    listing = server.manage("memory", "list", "--status", "proposed").stdout
+    assert f"replaces {proposed['id']} once approved" in listing
+
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_session_id_in_meta_keeps_one_summary_per_session(server: KenfoldServer, mode: str) -> None:
@@ -164,13 +180,20 @@ async def test_bad_input_gets_an_actionable_error_and_changes_nothing(
     project = f"github.com/org/bad-input-{mode}"
     token = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
     async with mcp_client(server.url, key=server.keys[AGENT_A], mode=mode) as agent:
-        message = await call_error(agent, "forget", id="not-a-uuid")
-        assert '"not-a-uuid" is not a memory id' in message
-
-        message = await call_error(
-            agent, "remember", content="Notes", project=project, supersedes="not-a-uuid"
+        # Errors name the field and the problem, never the value: an agent may pass a credential anywhere.
+        message = await call_error(agent, "forget", id=token)
+        assert message == (
+            "id is not a memory id (a UUID); use an id returned by remember, recall, or get_context"
         )
-        assert "is not a memory id" in message
+
+        message = await call_error(agent, "remember", content="Notes", project=project, supersedes=token)
+        assert message.startswith("supersedes is not a memory id") and token[4:12] not in message
+
+        message = await call_error(agent, "recall", ids=["0" * 8, token])
+        assert message.startswith("ids[0] is not a memory id") and token[4:12] not in message
+
+        message = await call_error(agent, "remember", content="Notes", project=f"~/{token}/repo")
+        assert "is a local path" in message and token[4:12] not in message
 
         message = await call_error(agent, "remember", content=f"Deploy with token {token}", project=project)
         assert "GitHub token" in message and token not in message and token[:12] not in message

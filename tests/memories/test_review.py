@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from kenfold.caller import Caller
 from memories import selectors, services
@@ -96,3 +97,29 @@ def test_skip_and_quit_leave_proposals_waiting() -> None:
     assert review("").rstrip().endswith("0 approved, 0 rejected, 0 skipped")
     # Oldest first.
     assert str(selectors.memory_review_queue()[0].memory.id) == first.id
+
+
+def test_review_shows_what_a_proposal_replaces() -> None:
+    approved = services.memory_remember(caller=CLAUDE, content="Answer in English.", type="preference")
+    services.memory_approve(memory_id=approved.id)
+    services.memory_remember(
+        caller=Caller(agent="codex"),
+        content="Answer in any language.",
+        type="semantic",
+        supersedes=approved.id,
+    )
+    shown = review("s\n")
+    assert f"  replaces (user) {approved.id}: Answer in English." in shown
+    assert "(approving retires it; until then it is served)" in shown
+
+
+def test_a_failed_decision_names_the_argument_not_its_value() -> None:
+    token = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
+    proposal = services.memory_remember(caller=CLAUDE, content="Answer briefly.", type="preference")
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError, match="1 of 2 could not be approved"):
+        call_command("memory", "approve", proposal.id, token, stdout=out, stderr=err)
+    assert f"approved {proposal.id}" in out.getvalue()
+    assert (
+        err.getvalue().startswith("argument 2: id is not a memory id") and token[4:12] not in err.getvalue()
+    )

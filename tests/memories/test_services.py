@@ -166,6 +166,37 @@ def test_proposed_replacement_waits_for_approval() -> None:
         services.memory_approve(memory_id=old_pref.id)
 
 
+@pytest.mark.parametrize("type", [None, "semantic", "project"])
+def test_an_agent_replacing_what_the_owner_approved_is_proposed_and_reviewed(type: str | None) -> None:
+    approved = remember("Answer in English.", type="preference")
+    services.memory_approve(memory_id=approved.id)
+    rule = remember("Releases are tagged by the owner.", project=REPO)
+    Memory.objects.filter(pk=rule.id).update(trust="user")  # as an approved extracted rule is
+
+    for old, project in ((approved, None), (rule, REPO)):
+        new = remember(
+            "Anything goes from now on.", type=type, project=project, supersedes=old.id, caller=CODEX
+        )
+        assert new.status == "proposed", "review is never skipped"
+        assert Memory.objects.get(pk=old.id).status == "active", "the owner's word serves until approval"
+    context = selectors.context_get(caller=CLAUDE, project=REPO)
+    assert [view.id for view in context.preferences] == [approved.id]
+    assert rule.id in {view.id for view in context.project}
+
+    items = {str(item.memory.id): item for item in selectors.memory_review_queue()}
+    replaced = {str(item.replaces.id) for item in items.values() if item.replaces is not None}
+    assert replaced == {approved.id, rule.id}, "the review shows what each proposal replaces"
+    proposal = next(key for key, item in items.items() if item.replaces and str(item.replaces.id) == rule.id)
+    services.memory_approve(memory_id=proposal)
+    assert Memory.objects.get(pk=rule.id).status == "superseded"
+
+
+def test_replacing_an_agents_memory_is_served_at_once() -> None:
+    old = remember("Deploys go through Jenkins.", project=REPO)
+    new = remember("Deploys go through Actions.", project=REPO, supersedes=old.id, caller=CODEX)
+    assert new.status == "active" and Memory.objects.get(pk=old.id).status == "superseded"
+
+
 def test_approve_replacing_and_reject() -> None:
     rule = remember("Use black for formatting.", project=REPO)
     proposal = remember("Use ruff format for formatting.", project=REPO, type="preference")
@@ -290,7 +321,7 @@ def test_recall_ranks_by_shared_words_with_top_score_one_and_filters_types(
     assert [m.id for m in results] == [both.id, one.id]
     assert results[0].score == 1.0 and 0 < results[1].score < 1
     assert recall_ids("webhook retries", project=REPO, types=["codebase"]) == [one.id]
-    with pytest.raises(InvalidInput, match="not memory types"):
+    with pytest.raises(InvalidInput, match=r"types\[0\] is not a memory type"):
         recall_ids("x", types=["opinion"])
 
 

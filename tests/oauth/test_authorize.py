@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
+from memories.keys import api_key_create
 from oauth.models import OAuthGrant, Owner
 from oauth.views import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
@@ -136,6 +137,34 @@ def test_the_suggested_agent_name(browser: Client, owner_password: str, name: st
     _verifier, challenge = pkce()
     page = browser.get(Flow(browser, client_id).authorize_url(challenge)).content.decode()
     assert f'name="agent" value="{agent}"' in page
+
+
+def test_the_suggested_agent_name_is_never_one_a_credential_writes_as(
+    browser: Client, owner_password: str
+) -> None:
+    from tests.oauth.conftest import register
+
+    api_key_create(agent="alice")
+    api_key_create(agent="claude-ai")
+    api_key_create(agent="claude-ai-2", read_only=True)
+    _verifier, challenge = pkce()
+    for name, agent in (("alice", "alice-2"), ("Claude (official)", "claude-ai-3")):
+        client_id = register(browser, client_name=name).json()["client_id"]
+        page = browser.get(Flow(browser, client_id).authorize_url(challenge)).content.decode()
+        assert f'name="agent" value="{agent}"' in page
+
+
+def test_a_client_name_with_bidi_or_invisible_characters_is_shown_escaped(
+    browser: Client, owner_password: str
+) -> None:
+    from tests.oauth.conftest import register
+
+    name = "Claude \u202emoc.evil\u202c (official)\u200b"
+    client_id = register(browser, client_name=name).json()["client_id"]
+    _verifier, challenge = pkce()
+    page = browser.get(Flow(browser, client_id).authorize_url(challenge)).content.decode()
+    assert "\u202e" not in page and "\u202c" not in page and "\u200b" not in page
+    assert "Connect <q>Claude \\u202emoc.evil\\u202c (official)\\u200b</q>" in page
 
 
 def test_approval_redirects_with_code_state_and_iss(flow: Flow) -> None:

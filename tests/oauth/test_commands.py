@@ -28,13 +28,16 @@ def _password_command(monkeypatch: pytest.MonkeyPatch, text: str) -> str:
 
 def test_password_is_stored_as_argon2id_and_clears_a_lockout(monkeypatch: pytest.MonkeyPatch) -> None:
     password_set(password="first password 1")
-    Owner.objects.update(locked_until=timezone.now() + timedelta(minutes=15), failures=3)
+    later = timezone.now() + timedelta(minutes=15)
+    Owner.objects.update(locked_until=later, failures=3, dashboard_locked_until=later, dashboard_failures=2)
     assert "lockout is cleared" in _password_command(monkeypatch, "second password 2")
     owner = Owner.objects.get()
     assert owner.password_hash.startswith("$argon2id$v=19$m=65536,t=3,p=2$")
     assert "second password 2" not in owner.password_hash
     assert owner.locked_until is None and owner.failures == 0
-    password_check(password="second password 2", remote="test")
+    assert owner.dashboard_locked_until is None and owner.dashboard_failures == 0
+    password_check(password="second password 2", remote="test", page="consent")
+    password_check(password="second password 2", remote="test", page="dashboard")
 
 
 def test_a_short_password_is_refused_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,10 +71,12 @@ class Command(KenfoldCommand):
                 f"{memory.id!s:36}  {memory.status:10}  {memory.type:10}  {memory.trust:8}  "
                 f"{memory.source_agent[:16]:16}  {memory.scope}\n{'':40}{text[:200]}"
             )
+            if memory.status == Status.PROPOSED and memory.supersedes_id is not None:
+                self.stdout.write(f"{'':40}replaces {memory.supersedes_id} once approved")
 
     def _decide(self, action: str, options: dict) -> None:
         failures = 0
-        for memory_id in options["ids"]:
+        for position, memory_id in enumerate(options["ids"], 1):
             try:
                 if action == "approve":
                     memory = services.memory_approve(memory_id=memory_id, replaces=options["replaces"])
@@ -84,7 +86,8 @@ class Command(KenfoldCommand):
                     self.stdout.write(f"rejected {memory.id}")
             except KenfoldError as exc:
                 failures += 1
-                self.stderr.write(f"{memory_id}: {exc}")
+                # By position, not by value: what was typed where an id belongs may be anything pasted.
+                self.stderr.write(f"argument {position}: {exc}")
         if failures:
             raise CommandError(f"{failures} of {len(options['ids'])} could not be {action}d")
 
@@ -122,6 +125,12 @@ class Command(KenfoldCommand):
         if item.source_summary is not None:
             first = " ".join(item.source_summary.content.split())[:160]
             self.stdout.write(f"  summary {item.source_summary.id}: {first}")
+        if item.replaces is not None:
+            old = " ".join(item.replaces.content.split())[:200]
+            self.stdout.write(
+                f"  replaces ({item.replaces.trust}) {item.replaces.id}: {old}\n"
+                "  (approving retires it; until then it is served)"
+            )
         for index, similar in enumerate(item.similar, 1):
             text = " ".join(similar.content.split())[:200]
             self.stdout.write(f"  similar #{index}: {text}  ({similar.id})")
