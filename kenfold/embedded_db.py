@@ -457,17 +457,23 @@ class EmbeddedCluster:
             os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
+def _user_exists(name: str) -> bool:
+    """Whether `name` is a user whose uid maps back to a user: read afresh, never from an earlier look-up."""
+    try:
+        pwd.getpwuid(pwd.getpwnam(name).pw_uid)
+    except KeyError:
+        return False
+    return True
+
+
 def _server_entry(name: str) -> pwd.struct_passwd:
     """The server user's entry, read afresh: a uid looked up earlier may belong to no one by now."""
-    try:
-        entry = pwd.getpwnam(name)
-        pwd.getpwuid(entry.pw_uid)
-    except KeyError:
+    if not _user_exists(name):
         raise EmbeddedDatabaseError(
             f"the system user {name!r} that runs the embedded PostgreSQL does not exist (any more); "
             "start Kenfold again to create it, or set KENFOLD_EMBEDDED_SERVER_USER to an existing user"
-        ) from None
-    return entry
+        )
+    return pwd.getpwnam(name)
 
 
 @contextmanager
@@ -484,13 +490,11 @@ def _machine_lock() -> Iterator[None]:
 
 
 def _ensure_system_user(name: str) -> None:
-    with suppress(KeyError):
-        pwd.getpwuid(pwd.getpwnam(name).pw_uid)
+    if _user_exists(name):
         return
     with _machine_lock():
         # Another process may have created it while this one waited for the lock.
-        with suppress(KeyError):
-            pwd.getpwuid(pwd.getpwnam(name).pw_uid)
+        if _user_exists(name):
             return
         useradd = shutil.which("useradd") or "/usr/sbin/useradd"
         result = subprocess.run(
@@ -498,15 +502,12 @@ def _ensure_system_user(name: str) -> None:
             capture_output=True,
             check=False,
         )
-        try:
-            entry = pwd.getpwnam(name)
-            pwd.getpwuid(entry.pw_uid)
-        except KeyError:
+        if not _user_exists(name):
             raise EmbeddedDatabaseError(
                 f"PostgreSQL cannot run as root and creating the system user {name!r} failed: "
                 f"{result.stderr.decode(errors='replace').strip()}; create it (useradd --system {name}), "
                 "run Kenfold as a normal user, or set KENFOLD_DATABASE_URL"
-            ) from None
+            )
         log.info("created the system user that runs the embedded PostgreSQL", extra={"user": name})
 
 
