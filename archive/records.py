@@ -93,7 +93,9 @@ def _check_memory_scope(scope: str) -> None:
             try:
                 normalized = normalize_project(rest)
             except SecretDetected:
-                raise ValueError("scope appears to contain a credential; remove it from the archive") from None
+                raise ValueError(
+                    "scope appears to contain a credential; remove it from the archive"
+                ) from None
             except InvalidInput:
                 normalized = None
             if normalized != rest:

@@ -78,7 +78,11 @@ def _agent_from_client_name(client_name: str) -> str:
     if "claude" in lowered:
         return "claude-ai"
     candidate = sanitize_agent_name(client_name)[:SUGGESTED_AGENT_MAX].rstrip("._-")
-    if is_valid_agent_name(candidate) and not is_reserved_agent_name(candidate) and not find_secrets(candidate):
+    if (
+        is_valid_agent_name(candidate)
+        and not is_reserved_agent_name(candidate)
+        and not find_secrets(candidate)
+    ):
         return candidate
     return FALLBACK_AGENT
 
