@@ -103,15 +103,17 @@ def _reject_secrets(file: DocFile) -> None:
         if text:
             reject_secrets(field=f"{path}: {name}", text=text)
     for index, chunk in enumerate(file.chunks):
-        for heading in chunk.heading_path:
-            reject_secrets(
-                field=f"{path}: the heading path of section {index + 1} of {len(file.chunks)}", text=heading
-            )
         heading = redact_secrets(" > ".join(chunk.heading_path)) or "the text before the first heading"
         reject_secrets(
             field=f"{path}: section {heading!r} (section {index + 1} of {len(file.chunks)})",
             text=chunk.content,
         )
+    # After the texts: a heading is usually in its section's text too, which names the place better.
+    for index, chunk in enumerate(file.chunks):
+        for heading in chunk.heading_path:
+            reject_secrets(
+                field=f"{path}: the heading path of section {index + 1} of {len(file.chunks)}", text=heading
+            )
 
 
 def _chunk_attrs(file: DocFile, index: int) -> dict[str, Any]:
