@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coderefs.models import RefState
-from kenfold_common.errors import InvalidInput
+from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import (
     PROJECT_SCOPE_PREFIX,
     REPO_SCOPE_PREFIX,
@@ -92,6 +92,10 @@ def _check_memory_scope(scope: str) -> None:
             rest = scope.removeprefix(prefix)
             try:
                 normalized = normalize_project(rest)
+            except SecretDetected:
+                raise ValueError(
+                    "scope appears to contain a credential; remove it from the archive"
+                ) from None
             except InvalidInput:
                 normalized = None
             if normalized != rest:

@@ -18,6 +18,7 @@ from kenfold.db_functions import xact_lock
 from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_symbol
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
+from kenfold_common.secrets import find_secrets, reject_secrets
 from memories.models import Memory
 
 MAX_HASH_CHARS = 100
@@ -27,6 +28,9 @@ def refs_record(memory: Memory) -> None:
     """Store the files and symbols a new memory mentions (registered with memories.extensions: called
     inside the inserting transaction)."""
     refs = refs_for_memory(memory_type=memory.type, scope=memory.scope, content=memory.content)
+    # The content passed the secret filter as a whole; a path or symbol cut out of it is scanned again
+    # alone (without its context a rule can read it differently) and left out rather than stored.
+    refs = [ref for ref in refs if not find_secrets(f"{ref.path}\n{ref.symbol}")]
     CodeRef.objects.bulk_create(
         [CodeRef(memory=memory, scope=memory.scope, path=ref.path, symbol=ref.symbol) for ref in refs],
         ignore_conflicts=True,
@@ -60,6 +64,10 @@ def _validate_result(index: int, result: CheckResult) -> None:
         raise InvalidInput(f"{where}: a target that was not found has no hash")
     if result.resolved_path is not None and not is_valid_ref_path(result.resolved_path):
         raise InvalidInput(f"{where}.resolved_path is not a repository-relative file path")
+    # resolved_path and hash are stored (and exported); path and symbol select what is stored.
+    for name in ("path", "symbol", "resolved_path", "hash"):
+        if text := getattr(result, name):
+            reject_secrets(field=f"{where}.{name}", text=text)
 
 
 def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:

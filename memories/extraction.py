@@ -245,6 +245,9 @@ def _rejection(
     evidence = " ".join(str(item.get("evidence") or "").split()).strip(_QUOTE_MARKS)
     if not evidence:
         return "no evidence"
+    # Kept in attrs: the session the model read is redacted, but the model may write a credential itself.
+    if "[REDACTED" in evidence or find_secrets(evidence):
+        return "evidence contains a secret"
     if not grounded(evidence, session):
         return "evidence is not in the session"
     if inside_quote(evidence, spans):
@@ -359,7 +362,8 @@ def _fail(*, source_id: UUID, attempt: int, error: str, retryable: bool) -> None
         next_at = clock.now() + min(timedelta(minutes=1) * 2 ** (attempt - 1), timedelta(hours=1))
     Extraction.objects.filter(source_id=source_id, attempts=attempt, status=ExtractionStatus.RUNNING).update(
         status=ExtractionStatus.FAILED,
-        error=error.encode()[:MAX_ERROR_BYTES].decode(errors="ignore"),
+        # A provider's error can quote what it was sent or its own key: redacted before it is kept.
+        error=redact_secrets(error).encode()[:MAX_ERROR_BYTES].decode(errors="ignore"),
         next_attempt_at=next_at,
         locked_until=None,
     )

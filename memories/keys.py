@@ -19,6 +19,7 @@ from kenfold import clock
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
 from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
+from kenfold_common.secrets import reject_secrets
 from kenfold_common.text import has_invisible
 from memories.models import ApiKey
 
@@ -53,7 +54,10 @@ def api_key_create(*, agent: str, read_only: bool = False, label: str = "") -> t
     """
     if not is_valid_agent_name(agent):
         raise InvalidInput(invalid_agent_name_message("the name given", example="claude-code"))
+    # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
+    reject_secrets(field="the agent name", text=agent)
     label = _clean_label(label)
+    reject_secrets(field="the label", text=label)
     raw = KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
     key = ApiKey.objects.create(
         agent=agent,

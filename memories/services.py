@@ -19,7 +19,7 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
-from kenfold_common.identity import scope_for_project
+from kenfold_common.identity import SESSION_ID_META_KEY, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import delta, extensions, providers, search, selectors
 from memories.classification import classify_enabled, classify_type
@@ -73,6 +73,13 @@ def _clean_text(value: str, *, field: str, limit: int, advice: str) -> str:
 def _clean_reason(reason: str | None) -> str:
     """Reasons are free text for the audit trail: cut, NUL-free, and redacted rather than refused."""
     return redact_secrets((reason or "").replace("\x00", "").strip()[:MAX_REASON_CHARS])
+
+
+def _reject_secret_session_id(session_id: str | None) -> None:
+    """The session id is stored with the memory (source_session) and exported with it: a client that
+    puts a credential there is refused like content, rather than dropping it and losing the session."""
+    if session_id:
+        reject_secrets(field=f"the session id (_meta {SESSION_ID_META_KEY})", text=session_id)
 
 
 def _ttl(
@@ -205,6 +212,7 @@ def memory_remember(
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
     reject_secrets(field="content", text=content)
+    _reject_secret_session_id(session_id)
 
     if supersedes is not None and supersedes.strip():
         return _remember_superseding(
@@ -480,6 +488,7 @@ def handoff_create(
     if len(steps) > MAX_NEXT_STEPS:
         raise InvalidInput(f"next_steps has {len(steps)} steps; the limit is {MAX_NEXT_STEPS}")
     reject_secrets(field="summary", text=summary)
+    _reject_secret_session_id(session_id)
     scope = scope_for_project(project)
     ttl = _ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
 

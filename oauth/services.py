@@ -32,6 +32,7 @@ from kenfold_common.errors import (
     TooManyAttempts,
 )
 from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
+from kenfold_common.secrets import find_secrets, reject_secrets
 from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
@@ -77,7 +78,11 @@ def _agent_from_client_name(client_name: str) -> str:
     if "claude" in lowered:
         return "claude-ai"
     candidate = sanitize_agent_name(client_name)[:SUGGESTED_AGENT_MAX].rstrip("._-")
-    if is_valid_agent_name(candidate) and not is_reserved_agent_name(candidate):
+    if (
+        is_valid_agent_name(candidate)
+        and not is_reserved_agent_name(candidate)
+        and not find_secrets(candidate)
+    ):
         return candidate
     return FALLBACK_AGENT
 
@@ -89,6 +94,8 @@ def check_grant_agent(*, agent: str) -> None:
             "The agent name must be 1-64 lowercase letters, digits, dots, dashes or underscores, starting with a "
             "letter or digit, and not unknown, kenfold or kenfold-…"
         )
+    # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
+    reject_secrets(field="The agent name", text=agent)
 
 
 def password_set(*, password: str) -> None:

@@ -92,9 +92,13 @@ def _reject_secrets(file: DocFile) -> None:
     heading is most often where the credential is ("## Rotate ghp_... quarterly"), so it is named redacted,
     with the section's position in the page."""
     path = redact_secrets(file.path)
-    fields = {"title": file.title, "description": file.description}
+    # Every string that ends up in the sections' attrs or their edges, not only the text: a path or a
+    # heading is stored (and exported) as much as the content is.
+    fields = {"path": file.path, "title": file.title, "description": file.description}
     for name in ("tags", "aliases", "answers"):
         fields[name] = " ".join(getattr(file, name))
+    for position, relation in enumerate(file.relates_to):
+        fields[f"relates_to[{position}]"] = f"{relation.path} {relation.relation}"
     for name, text in fields.items():
         if text:
             reject_secrets(field=f"{path}: {name}", text=text)
@@ -104,6 +108,12 @@ def _reject_secrets(file: DocFile) -> None:
             field=f"{path}: section {heading!r} (section {index + 1} of {len(file.chunks)})",
             text=chunk.content,
         )
+    # After the texts: a heading is usually in its section's text too, which names the place better.
+    for index, chunk in enumerate(file.chunks):
+        for heading in chunk.heading_path:
+            reject_secrets(
+                field=f"{path}: the heading path of section {index + 1} of {len(file.chunks)}", text=heading
+            )
 
 
 def _chunk_attrs(file: DocFile, index: int) -> dict[str, Any]:
@@ -158,7 +168,7 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
         try:
             _reject_secrets(file)
         except SecretDetected as error:
-            refused.append(RefusedFile(path=file.path, error=error.message))
+            refused.append(RefusedFile(path=redact_secrets(file.path), error=error.message))
         else:
             accepted.append(file)
 

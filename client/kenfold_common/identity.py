@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 
 from kenfold_common.errors import InvalidInput
+from kenfold_common.secrets import reject_secrets
 from kenfold_common.text import has_invisible
 
 USER_SCOPE = "user"
@@ -70,7 +71,10 @@ def _without_port(identity: str) -> str:
 
 def _normalize_once(identity: str) -> str:
     """One pass of the rules: scheme or scp form, credentials and port, trailing "/" and ".git"."""
-    identity = identity.strip().lower()
+    return _strip_decorations(identity.strip().lower())
+
+
+def _strip_decorations(identity: str) -> str:
     if "://" in identity:
         identity = _without_port(_without_credentials(_without_scheme(identity)))
     else:
@@ -120,6 +124,11 @@ def normalize_project(project: str) -> str:
             "project contains control or invisible characters (such as a newline, a tab, a zero-width space "
             f"or a right-to-left override); remove them and {_HOW_TO_NAME_A_PROJECT}"
         )
+    # The scope keeps what is left, so that is scanned, as typed as well as lowercased: lowercasing hides
+    # the shape of a token ("ghp_" then mixed case). Credentials and a query are scanned in neither: they
+    # are dropped, never stored, so a remote URL with a token in it stays a valid project.
+    for text in (_strip_decorations(project.strip()), identity):
+        reject_secrets(field="project", text=text)
     return identity
 
 

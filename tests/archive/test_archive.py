@@ -424,6 +424,12 @@ def test_an_unknown_field_is_refused_with_its_line(tmp_path: Path) -> None:
             lambda m: m.update(scope="project:GitHub.com/O/R.git"),
             "memory: scope must be project:<normalized identity>",
         ),
+        (
+            lambda m: m.update(
+                scope="project:github.com/o/" + "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
+            ),
+            "memory: scope appears to contain a credential; remove it from the archive",
+        ),
         (lambda m: m.update(confidence=1.5), "memory.confidence: Input should be less than or equal to 1"),
         (lambda m: m.update(confidence="0.5"), "memory.confidence: Input should be a valid number"),
         (lambda m: m.update(supersedes=m["id"]), "memory: supersedes must name another memory"),

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio]
 
 REPO = "github.com/kenfold/kenfold"
 COMMIT = "c" * 40
+_TOKEN = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
 
 
 @pytest.fixture
@@ -225,3 +226,37 @@ async def test_errors_name_the_field_never_the_value(client: httpx.AsyncClient) 
         assert response.status_code == 400
         assert f"results[0].{['path', 'symbol'][index]} is not" in response.text
         assert token[4:12] not in response.text
+
+
+@pytest.mark.parametrize(
+    ("result", "field"),
+    [
+        ({"path": f"src/{_TOKEN}.go", "found": False}, "path"),
+        ({"symbol": _TOKEN, "found": False}, "symbol"),
+        (
+            {
+                "path": "internal/auth/middleware.go",
+                "found": True,
+                "hash": "h",
+                "resolved_path": f"{_TOKEN}.go",
+            },
+            "resolved_path",
+        ),
+        ({"path": "internal/auth/middleware.go", "found": True, "hash": _TOKEN}, "hash"),
+    ],
+)
+async def test_reports_holding_a_credential_are_refused(
+    client: httpx.AsyncClient, result: dict, field: str
+) -> None:
+    """A report's resolved path and hash are stored on the references (and exported), its path and symbol
+    pick them: each is scanned (issue 37, item 2), and nothing of the report is applied."""
+    response = await client.post(
+        "/api/v1/refs/check", json={"project": REPO, "commit": COMMIT, "results": [result]}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(
+        f"results[0].{field} appears to contain a GitHub token. Credentials must never be stored"
+    )
+    assert _TOKEN[4:14] not in response.text
+    targets = (await client.get("/api/v1/refs", params={"project": REPO})).json()["targets"]
+    assert all(target["anchor_commit"] is None for target in targets)

@@ -328,3 +328,47 @@ async def test_docs_rest_refuses_what_it_must(server: KenfoldServer) -> None:
         assert refused.status_code == 403
         # The OpenAPI page keeps its address beside the docs endpoints.
         assert http.get("/api/v1/docs", headers=auth).status_code == 200
+
+
+DOCS_TOKEN = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
+CLEAN_SECTION = {"heading_path": ["Rollback"], "content": "## Rollback\n\nRun the previous release again."}
+
+
+@pytest.mark.parametrize(
+    ("changes", "refused_path", "field"),
+    [
+        ({"path": f"docs/{DOCS_TOKEN}.md"}, "docs/[REDACTED:github-token].md", "path"),
+        (
+            {"chunks": [{"heading_path": [f"Rotate {DOCS_TOKEN}"], "content": "Rotate the deploy key."}]},
+            "docs/keys.md",
+            "the heading path of section 1 of 1",
+        ),
+        (
+            {"relates_to": [{"path": f"docs/{DOCS_TOKEN}.md", "relation": "related"}]},
+            "docs/keys.md",
+            "relates_to[0]",
+        ),
+        ({"tags": ["deploy", DOCS_TOKEN]}, "docs/keys.md", "tags"),
+    ],
+    ids=["path", "heading_path", "relates_to", "tags"],
+)
+async def test_docs_sync_scans_every_stored_field(
+    server: KenfoldServer, changes: dict, refused_path: str, field: str
+) -> None:
+    """Paths, headings, links and tags end in the sections' attrs (and in exports) as much as the text does
+    (issue 37, item 2): a page holding a credential in any of them is refused alone, named redacted."""
+    auth = {"Authorization": f"Bearer {server.keys['claude-code']}"}
+    project = f"github.com/acme/fields-{field.split()[-1].replace('[0]', '')}"
+    page = {"path": "docs/keys.md", "file_hash": "1" * 64, "chunks": [CLEAN_SECTION]} | changes
+    fine = {"path": "docs/rollback.md", "file_hash": "2" * 64, "chunks": [CLEAN_SECTION]}
+    with httpx.Client(base_url=server.base, timeout=30, headers=auth) as http:
+        response = http.post("/api/v1/docs/sync", json={"project": project, "files": [page, fine]})
+        assert response.status_code == 200, response.text
+        refused = response.json()["refused"]
+        assert [item["path"] for item in refused] == [refused_path]
+        assert refused[0]["error"].startswith(
+            f"{refused_path}: {field} appears to contain a GitHub token. Credentials must never be stored"
+        )
+        assert DOCS_TOKEN[4:14] not in response.text
+        files = http.get("/api/v1/docs/files", params={"project": project}).json()["files"]
+        assert [file["path"] for file in files] == ["docs/rollback.md"]
