@@ -197,7 +197,10 @@ def test_creating_a_key_and_rejecting_a_proposal_with_a_reason(live_server, prov
         page.check("input[name=access][value=write]")
         page.click("text=Create key")
         expect(page.locator(".newkey")).to_contain_text("New read and write key for build-bot")
-        raw = page.locator(".newkey code").inner_text()
+        raw = page.locator(".newkey code.wrap").inner_text()
+        # The lines that connect the agent on its machine, with the key file holding this key.
+        expect(page.locator(".newkey pre.connect")).to_contain_text(raw)
+        expect(page.locator(".newkey pre.connect")).to_contain_text("kenfold connect")
         expect(page.locator("tr", has_text="build-bot")).to_contain_text("read+write")
 
         page.click("nav >> text=Proposals")
