@@ -23,7 +23,6 @@ from typing import Annotated, Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coderefs.models import RefState
-from consolidation.services import CONSOLIDATOR_AGENT
 from kenfold import clock
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import (
@@ -87,7 +86,9 @@ NonEmpty = Annotated[str, Field(min_length=1)]
 # The reserved names (`kenfold-*`, `unknown`) under which Kenfold itself stores memories: the extractor,
 # the consolidator and an unnamed stdio client. Any other reserved name on a memory (`kenfold-dashboard`,
 # which only approves, rejects and forgets) was written by hand, to pass a memory off as Kenfold's own.
-MEMORY_WRITERS_RESERVED = frozenset({EXTRACTOR_AGENT, CONSOLIDATOR_AGENT, UNKNOWN_AGENT})
+# (The consolidator's name is spelled here because archive may not import consolidation; a test holds
+# the two equal.)
+MEMORY_WRITERS_RESERVED = frozenset({EXTRACTOR_AGENT, "kenfold-consolidator", UNKNOWN_AGENT})
 # How far ahead of this server's clock a stored time may be: another machine's clock drifts, but Kenfold
 # stamps the moment it stored a record, so a time beyond this (2999) was edited in.
 CLOCK_SKEW = timedelta(hours=1)

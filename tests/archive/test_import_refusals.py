@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from archive.records import MEMORY_WRITERS_RESERVED
+from consolidation.services import CONSOLIDATOR_AGENT
+from memories.extraction import EXTRACTOR_AGENT
 from tests.archive.test_archive import OTHER_SCOPE, exported, import_archive, refused, write_lines
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +44,7 @@ def test_a_memory_under_the_dashboards_reserved_name_is_refused(tmp_path: Path) 
 
 
 def test_kenfolds_own_writers_and_edges_by_the_dashboard_still_import(tmp_path: Path) -> None:
+    assert {CONSOLIDATOR_AGENT, EXTRACTOR_AGENT} <= MEMORY_WRITERS_RESERVED
     records = exported(tmp_path)
     records[line_of(records, "memory", status="active")]["memory"]["source_agent"] = "kenfold-extractor"
     records[line_of(records, "edge")]["edge"]["source_agent"] = "kenfold-dashboard"
