@@ -82,7 +82,10 @@ class _Stager:
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _STAGING}
         with connection.cursor() as cursor:
-            for statement in _STAGING.values():
+            for kind, statement in _STAGING.items():
+                # Left by an earlier import in the same transaction (a caller's atomic block), where
+                # ON COMMIT has not dropped it yet.
+                cursor.execute(f"DROP TABLE IF EXISTS pg_temp.archive_{kind}")
                 cursor.execute(statement)
 
     def add(self, kind: str, row: tuple[Any, ...]) -> None:
