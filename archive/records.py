@@ -17,21 +17,27 @@ import json
 import math
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coderefs.models import RefState
+from kenfold import clock
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import (
     PROJECT_SCOPE_PREFIX,
     REPO_SCOPE_PREFIX,
+    UNKNOWN_AGENT,
     USER_SCOPE,
+    is_reserved_agent_name,
     is_valid_agent_name,
     normalize_project,
 )
 from kenfold_common.secrets import find_nested_secrets, find_secrets
+from memories.extraction import EXTRACTOR_AGENT
 from memories.models import CodeState, MemoryType, Status, Trust
+from memories.services import MAX_CONTENT_CHARS
 
 FORMAT = "kenfold-archive/1"
 MAX_LINE_BYTES = 1024 * 1024
@@ -77,11 +83,32 @@ _STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=Tr
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
+# The reserved names (`kenfold-*`, `unknown`) under which Kenfold itself stores memories: the extractor,
+# the consolidator and an unnamed stdio client. Any other reserved name on a memory (`kenfold-dashboard`,
+# which only approves, rejects and forgets) was written by hand, to pass a memory off as Kenfold's own.
+# (The consolidator's name is spelled here because archive may not import consolidation; a test holds
+# the two equal.)
+MEMORY_WRITERS_RESERVED = frozenset({EXTRACTOR_AGENT, "kenfold-consolidator", UNKNOWN_AGENT})
+# How far ahead of this server's clock a stored time may be: another machine's clock drifts, but Kenfold
+# stamps the moment it stored a record, so a time beyond this (2999) was edited in.
+CLOCK_SKEW = timedelta(hours=1)
+
+
 def _check_agent(name: str) -> None:
     if not is_valid_agent_name(name):
         raise ValueError(
             "source_agent must be an agent name: lowercase letters, digits, '.', '_' or '-', at most 64"
         )
+
+
+def _check_not_future(**stamps: datetime | None) -> None:
+    latest = clock.now() + CLOCK_SKEW
+    for name, stamp in stamps.items():
+        if stamp is not None and stamp > latest:
+            raise ValueError(
+                f"{name} is in the future (more than an hour after this server's clock); Kenfold stamps "
+                "the time it stored a record, so fix the time in the archive or the clock of this server"
+            )
 
 
 def _check_memory_scope(scope: str) -> None:
@@ -130,8 +157,19 @@ class MemoryRecord(BaseModel):
     def _rules(self) -> "MemoryRecord":
         _check_memory_scope(self.scope)
         _check_agent(self.source_agent)
+        if is_reserved_agent_name(self.source_agent) and self.source_agent not in MEMORY_WRITERS_RESERVED:
+            raise ValueError(
+                "source_agent is a name reserved for Kenfold itself, which never stores memories under it; "
+                "give the agent that wrote the memory"
+            )
         if not self.content.strip():
             raise ValueError("content must not be blank")
+        if len(self.content) > MAX_CONTENT_CHARS:
+            raise ValueError(
+                f"content is {len(self.content)} characters; the limit is {MAX_CONTENT_CHARS} (as remember "
+                "allows): split the memory into self-contained facts"
+            )
+        _check_not_future(created_at=self.created_at, updated_at=self.updated_at)
         if self.supersedes == self.id:
             raise ValueError("supersedes must name another memory, not the memory itself")
         if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
@@ -154,6 +192,7 @@ class EdgeRecord(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> "EdgeRecord":
         _check_agent(self.source_agent)
+        _check_not_future(created_at=self.created_at)
         if self.src == self.dst:
             raise ValueError("an edge must link two different memories (src equals dst)")
         return self
@@ -182,6 +221,7 @@ class RefRecord(BaseModel):
             raise ValueError("a code reference needs a path or a symbol")
         if (self.anchor_hash is None) != (self.anchor_commit is None):
             raise ValueError("anchor_hash and anchor_commit go together: give both or neither")
+        _check_not_future(created_at=self.created_at, checked_at=self.checked_at)
         return self
 
 

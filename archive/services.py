@@ -31,7 +31,7 @@ from archive.records import (
 )
 from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
-from memories.models import Memory, MemoryEmbedding
+from memories.models import Memory, MemoryEmbedding, MemoryType, Status, Trust
 from memories.tasks import BACKFILL_TASK
 
 # Rows per COPY batch into the staging tables.
@@ -48,11 +48,11 @@ _STAGING = {
         src uuid, relation text, dst uuid, weight double precision, source_agent text, created_at timestamptz
     ) ON COMMIT DROP""",
     "ref": """CREATE TEMP TABLE archive_ref (
-        memory_id uuid, scope text, path text, symbol text, state text, resolved_path text, anchor_hash text,
+        line integer, memory_id uuid, scope text, path text, symbol text, state text, resolved_path text, anchor_hash text,
         anchor_commit text, checked_commit text, checked_at timestamptz, created_at timestamptz
     ) ON COMMIT DROP""",
 }
-_COLUMNS = {"memory": ("line", *MEMORY_FIELDS), "edge": EDGE_FIELDS, "ref": REF_FIELDS}
+_COLUMNS = {"memory": ("line", *MEMORY_FIELDS), "edge": EDGE_FIELDS, "ref": ("line", *REF_FIELDS)}
 
 
 @dataclass
@@ -69,6 +69,9 @@ class ImportReport:
     refs_skipped: int = 0
     # `supersedes` links to a memory in neither the archive nor this database (a scoped export).
     supersedes_unlinked: int = 0
+    # Active preferences with trust `user` among the memories imported: get_context serves them to every
+    # agent as the owner's own word, so the owner hears of them.
+    trust_user_served: int = 0
     dry_run: bool = False
     read: dict[str, int] = field(default_factory=lambda: {"memories": 0, "edges": 0, "refs": 0})
 
@@ -79,7 +82,10 @@ class _Stager:
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _STAGING}
         with connection.cursor() as cursor:
-            for statement in _STAGING.values():
+            for kind, statement in _STAGING.items():
+                # Left by an earlier import in the same transaction (a caller's atomic block), where
+                # ON COMMIT has not dropped it yet.
+                cursor.execute(f"DROP TABLE IF EXISTS pg_temp.archive_{kind}")
                 cursor.execute(statement)
 
     def add(self, kind: str, row: tuple[Any, ...]) -> None:
@@ -148,7 +154,7 @@ def _stage(lines: Iterable[bytes], stager: _Stager, progress: Callable[[int], No
             stager.add("edge", tuple(getattr(record, name) for name in EDGE_FIELDS))
             read["edges"] += 1
         elif isinstance(record, RefRecord):
-            stager.add("ref", tuple(getattr(record, name) for name in REF_FIELDS))
+            stager.add("ref", (number, *(getattr(record, name) for name in REF_FIELDS)))
             read["refs"] += 1
         else:
             end = (number, record)
@@ -173,6 +179,25 @@ def _stage(lines: Iterable[bytes], stager: _Stager, progress: Callable[[int], No
         stager.flush(kind)
     return read
 
+
+# A code reference lives in its memory's scope (the staleness check of one project marks only its own
+# memories); its memory is the one already here if there is one, else the archive's.
+_REF_SCOPE_MISMATCH = """
+SELECT r.line FROM archive_ref r
+JOIN LATERAL (
+    SELECT coalesce(
+        (SELECT m.scope FROM memory m WHERE m.id = r.memory_id),
+        (SELECT a.scope FROM archive_memory a WHERE a.id = r.memory_id)
+    ) AS scope
+) owner ON owner.scope IS NOT NULL
+WHERE owner.scope <> r.scope
+ORDER BY r.line LIMIT 1
+"""
+_TRUST_USER_SERVED = f"""
+SELECT count(*) FROM archive_memory s
+WHERE s.status = '{Status.ACTIVE.value}' AND s.type = '{MemoryType.PREFERENCE.value}' AND s.trust = '{Trust.USER.value}'
+  AND NOT EXISTS (SELECT 1 FROM memory m WHERE m.id = s.id)
+"""
 
 # Each statement returns what it inserted; what it left out is counted from the staging table.
 _INSERT_MEMORIES = """
@@ -232,7 +257,16 @@ def archive_import(
     with transaction.atomic():
         report.read = _stage(lines, _Stager(), progress)
         with connection.cursor() as cursor:
+            cursor.execute(_REF_SCOPE_MISMATCH)
+            mismatch = cursor.fetchone()
+            if mismatch is not None:
+                raise refused(
+                    mismatch[0],
+                    "ref.scope differs from the scope of its memory; a code reference lives in its "
+                    "memory's scope: give the ref its memory's scope, or remove the line",
+                )
             report.supersedes_unlinked = _count(cursor, _UNLINKED)
+            report.trust_user_served = _count(cursor, _TRUST_USER_SERVED)
             report.memories_already_here = _count(
                 cursor,
                 "SELECT count(*) FROM archive_memory s WHERE EXISTS (SELECT 1 FROM memory m WHERE m.id = s.id)",

@@ -114,7 +114,8 @@ def evaluate(*, chat: object, data: dict) -> Report:
     try:
         text = prompts.write_digest(chat=chat, prompt=prompt)  # type: ignore[arg-type]
         report.chat_calls += 1
-        problem = prompts.digest_problem(digest=text, prompt=prompt)
+        refusal = prompts.digest_problem(digest=text, prompt=prompt)
+        problem = refusal[1] if refusal is not None else None
         if problem is None:
             absent = [token for token in digest["must_mention"] if token.lower() not in text.lower()]
             problem = f"the digest leaves out {', '.join(absent)}" if absent else None

@@ -44,6 +44,9 @@ class Consolidation(models.Model):
     keep_id = models.UUIDField(null=True, blank=True)
     content = models.TextField(default="", db_default="", blank=True)
     reason = models.TextField(default="", db_default="", blank=True)
+    # Set when the model's answer was refused: the kind of refusal (`invalid_answer`, `digest_secret`, ...),
+    # counted by `consolidate status`; the answer itself is never kept.
+    refused = models.TextField(default="", db_default="", blank=True)
     model = models.TextField()
     status = models.TextField(
         choices=ProposalStatus.choices, default=ProposalStatus.PENDING, db_default=ProposalStatus.PENDING

@@ -200,17 +200,23 @@ def code_like_tokens(text: str) -> list[str]:
     return found
 
 
-def digest_problem(*, digest: str, prompt: str) -> str | None:
-    """Why the digest cannot be stored, or None: its length, a secret, or a code-like token that is not
-    in the prompt it was written from (compared case-insensitively)."""
+def digest_problem(*, digest: str, prompt: str) -> tuple[str, str] | None:
+    """Why the digest cannot be stored as (kind, reason), or None: its length, a secret, or a code-like
+    token that is not in the prompt it was written from (compared case-insensitively)."""
     if not MIN_DIGEST_CHARS <= len(digest) <= MAX_DIGEST_CHARS:
-        return f"the digest is {len(digest)} characters (allowed {MIN_DIGEST_CHARS}-{MAX_DIGEST_CHARS})"
+        return (
+            "digest_length",
+            f"the digest is {len(digest)} characters (allowed {MIN_DIGEST_CHARS}-{MAX_DIGEST_CHARS})",
+        )
     if find_secrets(digest):
-        return "the digest contains a secret"
+        return "digest_secret", "the digest contains a secret"
     source = prompt.lower()
     invented = [token for token in code_like_tokens(digest) if token.lower() not in source]
     if invented:
-        return f"the digest names {len(invented)} code-like token(s) that are not in the sessions"
+        return (
+            "digest_invented_code",
+            f"the digest names {len(invented)} code-like token(s) that are not in the sessions",
+        )
     return None
 
 

@@ -1,7 +1,7 @@
 """Reads of consolidation: the candidate pairs and session groups a run judges (spec §1.14), and the
 proposals the owner reviews (the `consolidate` command and the dashboard)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -246,14 +246,25 @@ class ProposalCounts:
     rejected: int
     dismissed: int
     stale: int
+    # Model answers refused (recorded as dismissed), by the kind of refusal, most frequent first.
+    refused: dict[str, int] = field(default_factory=dict)
 
 
 def proposal_counts() -> ProposalCounts:
-    """Judgements by status; ``pending`` is what waits for the owner."""
+    """Judgements by status; ``pending`` is what waits for the owner; ``refused`` why answers were not."""
     by_status = dict(
         Consolidation.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n")
     )
-    return ProposalCounts(**{status: by_status.get(status, 0) for status in ProposalStatus.values})
+    refused = (
+        Consolidation.objects.exclude(refused="")
+        .values_list("refused")
+        .annotate(n=Count("id"))
+        .order_by("-n", "refused")
+        .values_list("refused", "n")
+    )
+    return ProposalCounts(
+        **{status: by_status.get(status, 0) for status in ProposalStatus.values}, refused=dict(refused)
+    )
 
 
 def parse_proposal_id(value: str) -> UUID:

@@ -36,6 +36,7 @@ PAIR_LIMIT = 4  # pairs judged per run: two chat calls each, 7-15 s a call on a 
 DIGEST_CONFIDENCE = 0.9
 MAX_NOTE_CHARS = 500
 UNUSABLE = "the model's answer was unusable"
+INVALID_ANSWER = "invalid_answer"
 RUN_LOCK = "kenfold consolidation run"
 # Searching look-alikes of one memory costs a vector and a trigram index lookup; a run stops starting new
 # batches after this long, so a first run over a large store is spread over several ticks.
@@ -171,14 +172,22 @@ def _judge_pair(*, chat: ChatModel, pair: selectors.Pair) -> bool:
             second = None
             if first.relation != "distinct":
                 second = prompts.judge(chat=chat, a=newer, b=older)
-    except ChatOutputError as exc:
-        # Asked again, a model that answered garbage answers garbage: recorded, never re-asked.
-        log.info("consolidation judge answer unusable", extra={"error": str(exc)})
+    except ChatOutputError:
+        # Asked again, a model that answered garbage answers garbage: recorded, never re-asked. The log
+        # line names the kind only: the error may quote the answer.
+        log.info(
+            "consolidation refused the judge's answer on memories %s and %s: %s",
+            pair.older.pk,
+            pair.newer.pk,
+            INVALID_ANSWER,
+            extra={"refused": INVALID_ANSWER},
+        )
         proposal_record(
             kind=Kind.DISTINCT,
             scope=pair.older.scope,
             member_ids=[pair.older.pk, pair.newer.pk],
             reason=UNUSABLE,
+            refused=INVALID_ANSWER,
             model=chat.model,
         )
         return False
@@ -217,18 +226,25 @@ def _digest(*, chat: ChatModel, now: datetime, progress: Callable[[str], None] |
         with _transient_failure_ends_run():
             digest = prompts.write_digest(chat=chat, prompt=prompt)
         problem = prompts.digest_problem(digest=digest, prompt=prompt)
-    except ChatOutputError as exc:
-        log.info("consolidation digest answer unusable", extra={"error": str(exc)})
-        problem = UNUSABLE
+    except ChatOutputError:
+        problem = (INVALID_ANSWER, UNUSABLE)
     members = [s.pk for s in sessions]
     if problem is not None:
+        refused, reason = problem
+        log.info(
+            "consolidation refused the digest of session summaries %s: %s",
+            ", ".join(str(member) for member in members),
+            refused,
+            extra={"refused": refused},
+        )
         # Recorded, so this group is not asked for again; the sessions stay as they are.
         proposal_record(
             kind=Kind.DIGEST,
             scope=scope,
             member_ids=members,
             content=NOT_STORED,
-            reason=problem,
+            reason=reason,
+            refused=refused,
             model=chat.model,
             dismissed=True,
         )
@@ -249,6 +265,7 @@ def proposal_record(
     keep_id: UUID | None = None,
     content: str = "",
     reason: str = "",
+    refused: str = "",
     dismissed: bool = False,
 ) -> bool:
     """Record a judgement; True when it is a new pending proposal. A set of memories judged before is
@@ -258,12 +275,13 @@ def proposal_record(
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            INSERT INTO consolidation (kind, scope, member_ids, keep_id, content, reason, model, status)
-            VALUES (%s, %s, %s::uuid[], %s, %s, %s, %s, %s)
+            INSERT INTO consolidation (kind, scope, member_ids, keep_id, content, reason, refused, model,
+                status)
+            VALUES (%s, %s, %s::uuid[], %s, %s, %s, %s, %s, %s)
             ON CONFLICT (member_ids) DO NOTHING
             RETURNING id
             """,
-            [kind, scope, members, keep_id, content, prompts.clean_reason(reason), model, status],
+            [kind, scope, members, keep_id, content, prompts.clean_reason(reason), refused, model, status],
         )
         inserted = cursor.fetchone() is not None
     return inserted and status == ProposalStatus.PENDING

@@ -10,6 +10,7 @@ in its scope against memories in any status, so a memory the owner rejected is n
 import logging
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -49,6 +50,7 @@ TOKEN_SHARE = 0.7
 SIMILAR_THRESHOLD = 0.5
 SIMILAR_MAX_DISTANCE = 0.25
 DEFAULT_RUN_LIMIT = 20
+INVALID_ANSWER = "invalid_answer"
 
 CATEGORY_TYPES = {
     "project_rule": MemoryType.PROJECT,
@@ -113,7 +115,11 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Rejection:
+    """An item the checks refused: ``kind`` names the check (logged and counted), ``reason`` says it in
+    words; neither holds the item's text, which may be anything the model wrote (a credential, too)."""
+
     content: str
+    kind: str
     reason: str
 
 
@@ -189,19 +195,19 @@ def validate_items(*, answer: dict[str, Any], session: str, project_scope: str |
     seen: set[str] = set()
     for item in items:
         if not isinstance(item, dict):
-            result.rejections.append(Rejection("", "item is not an object"))
+            result.rejections.append(Rejection("", "not_an_object", "item is not an object"))
             continue
         content = " ".join(str(item.get("content") or "").split())
-        reason = _rejection(item, content, session, spans, project_scope)
-        if reason is None:
+        refusal = _rejection(item, content, session, spans, project_scope)
+        if refusal is None:
             key = _normalize(content).rstrip(".!。")
             if key in seen:
-                reason = "duplicate within this extraction"
+                refusal = ("duplicate", "duplicate within this extraction")
             elif len(result.candidates) >= MAX_CANDIDATES:
-                reason = f"more than {MAX_CANDIDATES} candidates"
+                refusal = ("too_many", f"more than {MAX_CANDIDATES} candidates")
             seen.add(key)
-        if reason is not None:
-            result.rejections.append(Rejection(content, reason))
+        if refusal is not None:
+            result.rejections.append(Rejection(content, *refusal))
             continue
         category = item["category"]
         type = CATEGORY_TYPES[category]
@@ -225,33 +231,38 @@ def validate_items(*, answer: dict[str, Any], session: str, project_scope: str |
 
 def _rejection(
     item: dict[str, Any], content: str, session: str, spans: list[str], project_scope: str | None
-) -> str | None:
+) -> tuple[str, str] | None:
+    """The first failed check as (kind, reason), or None. A category or basis outside the schema is not
+    quoted back: the model may have put anything there."""
     category = item.get("category")
     if category in DROPPED_CATEGORIES:
-        return f"category {category}"
+        return str(category), f"category {category}"
     if category not in CATEGORY_TYPES:
-        return f"unknown category {str(category)[:40]!r}"
+        return "unknown_category", "unknown category"
     confidence = BASIS_CONFIDENCE.get(item.get("basis"))  # type: ignore[arg-type]
     if confidence is None:
-        return f"unknown basis {str(item.get('basis'))[:40]!r}"
+        return "unknown_basis", "unknown basis"
     if category == "code_fact" and project_scope is None:
-        return "code fact outside a project"
+        return "code_fact_outside_project", "code fact outside a project"
     if not MIN_CONTENT_CHARS <= len(content) <= MAX_CONTENT_CHARS:
-        return f"content is {len(content)} characters (allowed {MIN_CONTENT_CHARS}-{MAX_CONTENT_CHARS})"
+        return (
+            "content_length",
+            f"content is {len(content)} characters (allowed {MIN_CONTENT_CHARS}-{MAX_CONTENT_CHARS})",
+        )
     if "[REDACTED" in content or find_secrets(content):
-        return "content contains a secret"
+        return "secret", "content contains a secret"
     if confidence < MIN_CONFIDENCE:
-        return "confidence too low"
+        return "low_confidence", "confidence too low"
     evidence = " ".join(str(item.get("evidence") or "").split()).strip(_QUOTE_MARKS)
     if not evidence:
-        return "no evidence"
+        return "no_evidence", "no evidence"
     # Kept in attrs: the session the model read is redacted, but the model may write a credential itself.
     if "[REDACTED" in evidence or find_secrets(evidence):
-        return "evidence contains a secret"
+        return "secret", "evidence contains a secret"
     if not grounded(evidence, session):
-        return "evidence is not in the session"
+        return "evidence_not_in_session", "evidence is not in the session"
     if inside_quote(evidence, spans):
-        return "evidence is inside quoted or pasted text"
+        return "evidence_quoted", "evidence is inside quoted or pasted text"
     return None
 
 
@@ -299,8 +310,22 @@ def extraction_run(
             proposals = propose(chat=chat, session=summary.content, project_scope=_project_of(summary))
         except ChatError as exc:
             report.failed += 1
-            _fail(source_id=summary.id, attempt=attempt, error=str(exc), retryable=exc.retryable)
-            log.warning("extraction failed", extra={"memory_id": str(summary.id), "retryable": exc.retryable})
+            # An unusable answer is a refusal of the whole answer; a provider that did not answer is not.
+            invalid = isinstance(exc, ChatOutputError)
+            _fail(
+                source_id=summary.id,
+                attempt=attempt,
+                error=str(exc),
+                retryable=exc.retryable,
+                refused={INVALID_ANSWER: 1} if invalid else {},
+            )
+            # The kind only: the stored error may quote the model's answer.
+            log.warning(
+                "extraction of summary %s failed: %s",
+                summary.id,
+                INVALID_ANSWER if invalid else "chat_model_error",
+                extra={"memory_id": str(summary.id), "retryable": exc.retryable},
+            )
             continue
         except Exception as exc:
             report.failed += 1
@@ -356,7 +381,9 @@ def _claim(*, model: str, settle: bool) -> tuple[Memory, int] | None:
     return Memory.objects.get(pk=row[0]), attempt
 
 
-def _fail(*, source_id: UUID, attempt: int, error: str, retryable: bool) -> None:
+def _fail(
+    *, source_id: UUID, attempt: int, error: str, retryable: bool, refused: dict[str, int] | None = None
+) -> None:
     next_at = None
     if retryable and attempt < MAX_ATTEMPTS:
         next_at = clock.now() + min(timedelta(minutes=1) * 2 ** (attempt - 1), timedelta(hours=1))
@@ -364,6 +391,7 @@ def _fail(*, source_id: UUID, attempt: int, error: str, retryable: bool) -> None
         status=ExtractionStatus.FAILED,
         # A provider's error can quote what it was sent or its own key: redacted before it is kept.
         error=redact_secrets(error).encode()[:MAX_ERROR_BYTES].decode(errors="ignore"),
+        refused=refused or {},
         next_attempt_at=next_at,
         locked_until=None,
     )
@@ -401,8 +429,16 @@ def _store(*, summary: Memory, attempt: int, proposals: Proposals, model: str) -
             status=ExtractionStatus.DONE,
             candidates=len(proposals.candidates),
             stored=len(stored),
+            refused=dict(Counter(rejection.kind for rejection in proposals.rejections)),
             error="",
             locked_until=None,
+        )
+    for rejection in proposals.rejections:
+        log.info(
+            "extraction of summary %s refused an item: %s",
+            summary.id,
+            rejection.kind,
+            extra={"memory_id": str(summary.id), "refused": rejection.kind},
         )
     for memory, vector in stored:
         if vector is not None:

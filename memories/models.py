@@ -10,7 +10,7 @@ from datetime import datetime
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
 from django.db.models.functions import MD5, Now
 from pgvector.django import VectorField
 
@@ -326,6 +326,9 @@ class Extraction(models.Model):
     candidates = models.IntegerField(default=0, db_default=0)
     stored = models.IntegerField(default=0, db_default=0)
     error = models.TextField(default="", db_default="")
+    # Items of the model's answer refused by the checks (or the whole answer, `invalid_answer`), counted
+    # by the kind of refusal ({"evidence_not_in_session": 2}); never the refused text.
+    refused = models.JSONField(default=dict, db_default=Value({}, output_field=models.JSONField()))
     locked_until = models.DateTimeField(null=True, blank=True)
     # When a failed extraction is retried; NULL on a failed row means Kenfold gave up.
     next_attempt_at = models.DateTimeField(null=True, blank=True)

@@ -6,10 +6,11 @@ next to the project's.
 
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from difflib import SequenceMatcher
 
+from django.db import connection
 from django.db.models import Count, Max, QuerySet, Sum
 
 from kenfold import clock
@@ -496,11 +497,13 @@ class ExtractionCounts:
     done: int
     failed: int
     stored: int
+    # Refused items (and unusable answers) by the kind of refusal, most frequent first.
+    refused: dict[str, int] = field(default_factory=dict)
 
 
 def extraction_counts() -> ExtractionCounts:
-    """Session summaries by extraction state (consolidation digests are never extracted), and how many
-    memories extraction stored."""
+    """Session summaries by extraction state (consolidation digests are never extracted), how many
+    memories extraction stored, and what it refused, by kind."""
     summaries = Memory.objects.filter(type=MemoryType.EPISODIC, status=Status.ACTIVE).exclude(
         attrs__contains={"kind": "digest"}
     )
@@ -515,7 +518,20 @@ def extraction_counts() -> ExtractionCounts:
         done=by_status.get(ExtractionStatus.DONE, 0),
         failed=by_status.get(ExtractionStatus.FAILED, 0),
         stored=Extraction.objects.aggregate(total=Sum("stored"))["total"] or 0,
+        refused=_refused_by_kind(),
     )
+
+
+def _refused_by_kind() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT kind, sum(count::integer) AS total
+            FROM extraction, jsonb_each_text(extraction.refused) AS refusal(kind, count)
+            GROUP BY kind ORDER BY total DESC, kind
+            """
+        )
+        return {kind: int(total) for kind, total in cursor.fetchall()}
 
 
 @dataclass(frozen=True)

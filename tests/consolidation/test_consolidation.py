@@ -3,6 +3,7 @@ Consolidation scenarios of §2): candidate pairs, the two readings, unusable ans
 validation, and the owner's apply and reject through the command and the services the dashboard calls."""
 
 import json
+import logging
 from datetime import timedelta
 from io import StringIO
 
@@ -288,15 +289,27 @@ def test_two_readings_that_agree_on_same_keep_the_one_both_chose(model: Scripted
     ids=["prose", "unknown-relation", "same-without-keep", "truncated"],
 )
 def test_an_unusable_answer_is_recorded_as_dismissed_and_never_asked_again(
-    model: ScriptedModel, answer: Reply
+    model: ScriptedModel, answer: Reply, caplog: pytest.LogCaptureFixture
 ) -> None:
     model.judge = lambda a, b: answer
     fly, render = remember(FLY, age=timedelta(days=5)), remember(RENDER, age=timedelta(days=2))
+    caplog.set_level(logging.INFO, logger="consolidation.services")
     report = services.consolidation_run()
     assert (report.judged, report.proposed) == (1, 0)
     row = Consolidation.objects.get()
     assert (row.kind, row.status, row.reason) == ("distinct", "dismissed", services.UNUSABLE)
     assert sorted(row.member_ids) == sorted([fly.pk, render.pk])
+    # One log line: the kind and the pair, never the answer.
+    older, newer = sorted([fly, render], key=lambda m: m.created_at)
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert lines == [
+        f"consolidation refused the judge's answer on memories {older.pk} and {newer.pk}: invalid_answer"
+    ]
+    assert "think they are" not in caplog.text and "maybe" not in caplog.text
+    assert selectors.proposal_counts().refused == {"invalid_answer": 1}
+    out = StringIO()
+    call_command("consolidate", "status", stdout=out)
+    assert "refused answers: invalid_answer 1" in out.getvalue()
     calls = len(model.judged)
     assert services.consolidation_run().judged == 0 and len(model.judged) == calls
 
@@ -429,24 +442,42 @@ def test_the_oldest_scope_goes_first_and_a_group_holds_at_most_ten_sessions(mode
 
 
 @pytest.mark.parametrize(
-    ("digest", "problem"),
+    ("digest", "problem", "kind"),
     [
-        ("- Fixed retries in src/billing/retry.py and ran pytest tests/billing.", "code-like token"),
-        ("- Issues #101 and #999 stay open; see the webhook work.", "code-like token"),
-        ("- Ran it.", "characters"),
-        ("- Stored the key ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 in the webhook config.", "secret"),
+        (
+            "- Fixed retries in src/billing/retry.py and ran pytest tests/billing.",
+            "code-like token",
+            "digest_invented_code",
+        ),
+        (
+            "- Issues #101 and #999 stay open; see the webhook work.",
+            "code-like token",
+            "digest_invented_code",
+        ),
+        ("- Ran it.", "characters", "digest_length"),
+        (
+            "- Stored the key ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 in the webhook config.",
+            "secret",
+            "digest_secret",
+        ),
     ],
     ids=["invented-path", "invented-number", "too-short", "secret"],
 )
 def test_a_digest_that_fails_validation_is_dismissed_and_the_sessions_stay(
-    model: ScriptedModel, digest: str, problem: str
+    model: ScriptedModel, digest: str, problem: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     model.digest = {"digest": digest}
     old = sessions(7)
+    caplog.set_level(logging.INFO, logger="consolidation.services")
     report = services.consolidation_run()
     assert (report.digest, report.proposed) == ("dismissed", 0)
     row = proposal("digest")
     assert row.status == "dismissed" and row.content == services.NOT_STORED and problem in row.reason
+    lines = [r.getMessage() for r in caplog.records if "refused the digest" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].endswith(f": {kind}")
+    assert all(str(member) in lines[0] for member in row.member_ids)
+    assert digest[2:12] not in caplog.text
+    assert selectors.proposal_counts().refused == {kind: 1}
     assert all(fresh(s).status == "active" for s in old)
     # The group is not asked for again.
     services.consolidation_run()
@@ -491,6 +522,7 @@ def test_list_and_status_show_the_proposals(model: ScriptedModel, scenario: dict
         "rejected": 0,
         "dismissed": 0,
         "stale": 0,
+        "refused": {},
         "worker": True,
     }
     assert selectors.proposal_counts().pending == 3

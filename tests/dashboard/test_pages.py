@@ -12,7 +12,7 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import AuthenticationFailed
 from memories import keys, selectors
-from memories.models import ApiKey, Memory, MemoryEdge, Status
+from memories.models import ApiKey, Extraction, Memory, MemoryEdge, Status
 from oauth.models import OAuthGrant
 from tests.dashboard.conftest import HOST, Owner, memory
 
@@ -24,6 +24,15 @@ def ids_in(html: str, prefix: str = "/dashboard/memories/") -> list[str]:
 
 
 # --- overview --------------------------------------------------------------------------------------------
+
+
+def test_overview_shows_what_extraction_refused_by_kind(owner: Owner) -> None:
+    for n, refused in enumerate([{"secret": 1, "evidence_not_in_session": 2}, {"secret": 2}]):
+        source = memory(content=f"session summary {n}", type="episodic")
+        Extraction.objects.create(source=source, status="done", refused=refused)
+    html = owner.client.get("/dashboard/").content.decode()
+    rows = dict(re.findall(r"<th>refused: ([a-z_]+)</th><td>(\d+)</td>", html))
+    assert rows == {"secret": "3", "evidence_not_in_session": "2"}
 
 
 def test_overview_counts(owner: Owner) -> None:

@@ -100,3 +100,13 @@ def test_decided_proposals_can_be_listed(owner: Owner) -> None:
     rejected = owner.page("/dashboard/proposals?status=rejected")
     assert "x is y indeed" in rejected and "decided by kenfold-cli" in rejected and "/apply" not in rejected
     assert owner.get("/dashboard/proposals?status=bogus").status_code == 400
+
+
+def test_the_page_counts_refused_model_answers_by_kind(owner: Owner) -> None:
+    for n, refused in enumerate(["invalid_answer", "digest_secret", "invalid_answer"]):
+        members = [memory(content=f"session {n} a").pk, memory(content=f"session {n} b").pk]
+        services.proposal_record(
+            kind=Kind.DISTINCT, scope="user", member_ids=members, model="qwen", refused=refused
+        )
+    html = owner.page("/dashboard/proposals")
+    assert "Model answers refused: invalid_answer 2, digest_secret 1." in html

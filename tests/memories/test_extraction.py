@@ -2,6 +2,7 @@
 mechanical check, provenance, policies, retries, leases and the commands."""
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 
@@ -158,8 +159,8 @@ def test_invented_evidence_that_is_not_in_the_session_is_rejected(chat) -> None:
     [
         ({**RULE, "category": "task_or_status"}, "category task_or_status"),
         ({**RULE, "category": "from_pasted_content"}, "category from_pasted_content"),
-        ({**RULE, "category": "todo"}, "unknown category 'todo'"),
-        ({**RULE, "basis": "guessed"}, "unknown basis 'guessed'"),
+        ({**RULE, "category": "todo"}, "unknown category"),
+        ({**RULE, "basis": "guessed"}, "unknown basis"),
         ({**RULE, "content": "pnpm"}, "content is 4 characters (allowed 8-400)"),
         ({**RULE, "content": "pnpm " * 81}, "content is 404 characters (allowed 8-400)"),
         ({**RULE, "content": "Deploy with the key AKIA" + "Q7ZL" * 4}, "content contains a secret"),
@@ -388,6 +389,7 @@ def test_extract_commands_report_counts_and_need_a_chat_model(chat, provider_env
         "done": 0,
         "failed": 0,
         "stored": 0,
+        "refused": {},
     }
     call_command("extract", "run", "--limit", "1")
     assert "processed 1 summaries, stored 2" in capsys.readouterr().out
@@ -397,3 +399,55 @@ def test_extract_commands_report_counts_and_need_a_chat_model(chat, provider_env
     with pytest.raises(CommandError, match="no chat model is configured: set KENFOLD_CHAT_URL"):
         call_command("extract", "run")
     assert tasks.extraction_drain() == "no chat model (KENFOLD_CHAT_URL) is configured"
+
+
+def test_each_refused_item_is_logged_and_counted_by_kind_never_by_value(chat, caplog, capsys) -> None:
+    """An answer refused item by item ends `done` with nothing stored: each refusal leaves one log line
+    (its kind and the summary's id) and a count by kind in `extract status`, never the refused text."""
+    token = "ghp" + "_" + ("aB3dE5fG7h" * 4)[:36]
+    chat(
+        {
+            "items": [
+                {**RULE, "content": f"Deploy with the token {token} always."},
+                {**RULE, "evidence": "we deploy on fridays with yarn"},
+                {**RULE, "category": "galactic_overlord_rule"},
+                {**CODE, "evidence": "the cache is rebuilt nightly by invented.sh cron"},
+            ]
+        }
+    )
+    source = summary()
+    caplog.set_level(logging.INFO, logger="memories.extraction")
+    assert run().stored == 0
+    row = Extraction.objects.get(source=source)
+    assert (row.status, row.error, row.stored) == ("done", "", 0)
+    lines = [r.getMessage() for r in caplog.records if "refused an item" in r.getMessage()]
+    assert lines == [
+        f"extraction of summary {source.id} refused an item: secret",
+        f"extraction of summary {source.id} refused an item: evidence_not_in_session",
+        f"extraction of summary {source.id} refused an item: unknown_category",
+        f"extraction of summary {source.id} refused an item: evidence_not_in_session",
+    ]
+    logged = caplog.text
+    for value in (token, "fridays with yarn", "galactic", "invented.ts"):
+        assert value not in logged
+    call_command("extract", "status")
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "refused: evidence_not_in_session 2, secret 1, unknown_category 1"
+    )
+    call_command("extract", "status", "--json")
+    assert json.loads(capsys.readouterr().out)["refused"] == {
+        "evidence_not_in_session": 2,
+        "secret": 1,
+        "unknown_category": 1,
+    }
+
+
+def test_an_invalid_answer_is_logged_and_counted_without_its_text(chat, caplog, capsys) -> None:
+    chat(chat_reply("I cannot help with that, here is sk-secret-ish prose."))
+    source = summary()
+    caplog.set_level(logging.INFO, logger="memories.extraction")
+    assert run().failed == 1
+    assert f"extraction of summary {source.id} failed: invalid_answer" in caplog.text
+    assert "cannot help" not in caplog.text
+    call_command("extract", "status", "--json")
+    assert json.loads(capsys.readouterr().out)["refused"] == {"invalid_answer": 1}

@@ -82,6 +82,13 @@ class Command(KenfoldCommand):
                 f"{report.supersedes_unlinked} memories supersede a memory that is neither in the archive nor "
                 "here; they were imported without that link (export the whole store to keep it)."
             )
+        if report.trust_user_served:
+            verb = "would carry" if report.dry_run else "carry"
+            lines.append(
+                f"{report.trust_user_served} active preferences {verb} trust: user: get_context serves them to "
+                "every agent as the owner's own word. Review them on the dashboard's Memories page and "
+                "forget any the owner did not write."
+            )
         if report.dry_run:
             lines.append("Nothing was written (--dry-run); run again without it to import.")
         elif report.memories:

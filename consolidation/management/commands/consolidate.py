@@ -61,7 +61,12 @@ class Command(KenfoldCommand):
         if as_json:
             self.stdout.write(json.dumps({**counts, "worker": enabled}))
             return
+        refused = counts.pop("refused")
         self.stdout.write("  ".join(f"{name} {value}" for name, value in counts.items()))
+        if refused:
+            self.stdout.write(
+                "refused answers: " + ", ".join(f"{kind} {count}" for kind, count in refused.items())
+            )
         if enabled:
             self.stdout.write("The worker runs every 15 minutes (`manage.py qcluster`).")
         else:

@@ -27,7 +27,12 @@ class Command(KenfoldCommand):
             if options["json"]:
                 self.stdout.write(json.dumps(counts))
             else:
+                refused = counts.pop("refused")
                 self.stdout.write("  ".join(f"{name} {value}" for name, value in counts.items()))
+                if refused:
+                    self.stdout.write(
+                        "refused: " + ", ".join(f"{kind} {count}" for kind, count in refused.items())
+                    )
             return
         report = extraction_run(limit=max(1, int(options["limit"])), settle=False)
         if options["json"]:
