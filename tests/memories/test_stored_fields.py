@@ -56,6 +56,7 @@ SAFE = {
     "memories.MemoryEmbedding.content_md5": "a hash",
     "memories.Extraction.status": "one of ExtractionStatus",
     "memories.Extraction.model": "the chat model's name from settings",
+    "memories.Extraction.refused": "counts keyed by Kenfold's own refusal kinds, never the model's words",
     "memories.ContextSnapshot.held": "memory ids and versions Kenfold wrote",
     "coderefs.CodeRef.state": "one of RefState",
     "coderefs.CodeRef.anchor_commit": "a commit id, 7-64 hex digits (is_commit)",
@@ -63,6 +64,7 @@ SAFE = {
     "consolidation.Consolidation.kind": "one of Kind",
     "consolidation.Consolidation.status": "one of ProposalStatus",
     "consolidation.Consolidation.model": "the chat model's name from settings",
+    "consolidation.Consolidation.refused": "one of Kenfold's own refusal kinds, never the model's words",
     "consolidation.Consolidation.decided_by": "a fixed actor name (kenfold-cli, the dashboard's)",
     "consolidation.ConsolidationScan.model": "the chat model's name from settings",
 }
