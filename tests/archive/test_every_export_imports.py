@@ -194,10 +194,16 @@ def no_embeddings(provider_env: Callable[..., None]) -> None:
     provider_env(KENFOLD_EMBED="off")
 
 
+# `python -m bench.export_import --examples N` runs this test with more examples (and a fresh seed).
+EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "12"))
+DERANDOMIZE = os.environ.get("HYPOTHESIS_FRESH_SEED") != "1"
+
+
 # The tmp_path and provider fixtures are the same for every example; each example empties the store first.
 @settings(
-    derandomize=True,
-    max_examples=12,
+    derandomize=DERANDOMIZE,
+    database=None,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
