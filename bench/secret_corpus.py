@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -29,6 +29,7 @@ from tests.common.secret_world.aside import aside_part  # noqa: E402
 from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
 from tests.common.secret_world.texts import Sample  # noqa: E402
+from tests.common.secret_world.unseen import unseen_part  # noqa: E402
 
 
 def load_rules(path: str | None) -> ModuleType:
@@ -154,7 +155,9 @@ def time_per_kilobyte(rules: ModuleType) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("main", "aside", "fresh-aside", "held-out", "all"), default="all")
+    parser.add_argument(
+        "--part", choices=("main", "aside", "fresh-aside", "held-out", "unseen", "all"), default="all"
+    )
     parser.add_argument("--rules")
     parser.add_argument("--detect-secrets", dest="detect_secrets")
     parser.add_argument(
@@ -174,6 +177,7 @@ def main() -> None:
         "aside": aside_part,
         "fresh-aside": fresh_aside_part,
         "held-out": held_out_part,
+        "unseen": unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

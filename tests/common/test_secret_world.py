@@ -18,15 +18,27 @@ from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
 from tests.common.secret_world.texts import Sample
+from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
+# The unseen part (unseen.py) is not held to issue 37's targets: its figures are the honest ones for rules
+# that never saw it, as first measured on 2026-12-06 (509 of 536 credentials = 94.96 %, 0 of 480
+# look-alikes; docs/security.md). These bounds are those figures rounded to the next 0.5 % outwards, a
+# guard against the rules getting worse on it, not a target to tune them to.
+UNSEEN_MIN_CREDENTIALS_REFUSED = 0.945
+UNSEEN_MAX_LOOK_ALIKES_REFUSED = 0.0
 PARTS = {"main": main_part, "aside": aside_part, "fresh-aside": fresh_aside_part, "held-out": held_out_part}
 
 
 @cache
 def part(name: str) -> tuple[Sample, ...]:
     return tuple(PARTS[name]())
+
+
+@cache
+def unseen() -> tuple[Sample, ...]:
+    return tuple(unseen_part())
 
 
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
@@ -76,6 +88,34 @@ def test_redaction_leaves_no_part_of_a_refused_credential_behind() -> None:
     leaked = [
         f"{s.kind} [{s.disguise}]"
         for s in part("main")
+        if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
+    ]
+    assert leaked == []
+
+
+def test_the_unseen_part_covers_every_kind_and_disguise_and_shares_no_text_with_the_other_parts() -> None:
+    samples = unseen()
+    assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
+    assert {s.disguise for s in samples if s.is_credential} == set(UNSEEN_DISGUISES)
+    assert len([s for s in samples if s.is_credential]) >= 500
+    assert len([s for s in samples if not s.is_credential]) >= 450
+    others = {s.text for name in PARTS for s in part(name)}
+    assert not others & {s.text for s in samples}
+
+
+def test_the_unseen_part_does_not_fall_below_its_first_measurement() -> None:
+    credentials = [s for s in unseen() if s.is_credential]
+    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
+    assert 1 - len(missed) / len(credentials) >= UNSEEN_MIN_CREDENTIALS_REFUSED, missed
+    look_alikes = [s for s in unseen() if not s.is_credential]
+    refused = [s.kind for s in look_alikes if find_secrets(s.text)]
+    assert len(refused) / len(look_alikes) <= UNSEEN_MAX_LOOK_ALIKES_REFUSED, refused
+
+
+def test_redaction_leaves_no_part_of_a_refused_unseen_credential_behind() -> None:
+    leaked = [
+        f"{s.kind} [{s.disguise}]"
+        for s in unseen()
         if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
     ]
     assert leaked == []
