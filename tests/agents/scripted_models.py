@@ -56,13 +56,17 @@ def _next_turn(script: list[Turn], spoken: int) -> Turn:
 # --- Anthropic Messages API (Claude Code) -------------------------------------------------------------
 
 
+def _turn_for_messages(body: dict[str, Any], script: list[Turn]) -> Turn:
+    """The turn of a Messages or Chat Completions request: a request without tools is the client's own side
+    request (a session title), answered apart; otherwise the script's turn after the assistant's turns so far."""
+    if not body.get("tools"):
+        return Say("Kenfold test session")
+    return _next_turn(script, sum(1 for message in body["messages"] if message["role"] == "assistant"))
+
+
 def anthropic_turn(received: Received, script: list[Turn]) -> Reply:
     body = received.json
-    if not body.get("tools"):
-        turn: Turn = Say("Kenfold test session")
-    else:
-        spoken = sum(1 for message in body["messages"] if message["role"] == "assistant")
-        turn = _next_turn(script, spoken)
+    turn = _turn_for_messages(body, script)
     message = {
         "id": f"msg_{len(body['messages'])}",
         "type": "message",
@@ -168,11 +172,7 @@ def responses_turn(received: Received, script: list[Turn]) -> Reply:
 
 def chat_turn(received: Received, script: list[Turn]) -> Reply:
     body = received.json
-    if not body.get("tools"):
-        turn: Turn = Say("Kenfold test session")
-    else:
-        spoken = sum(1 for message in body["messages"] if message["role"] == "assistant")
-        turn = _next_turn(script, spoken)
+    turn = _turn_for_messages(body, script)
     number = len(body["messages"])
     base = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": 0, "model": "scripted"}
     if isinstance(turn, Call):
