@@ -29,7 +29,7 @@ QUERY_EMBED_TIMEOUT = 10.0
 # Query vectors kept per process, by model name and text. Agents ask the same things again (get_context's
 # task at the start of each session, a recall retried with the same words), and every search embeds its
 # query with each model: with both local models that is about 8 ms of CPU, half of a recall's own work in
-# the server (docs/benchmarks.md, "Load: what an operation costs"). A vector depends only on the model (the
+# the server (measured 2026-12-02; `git log -p docs/benchmarks.md`). A vector depends only on the model (the
 # pinned file its name stands for) and the text, so a cached one is the vector the model would give.
 # Bounded: 1,024 entries of up to 512 doubles per model, ~7 MB per process.
 QUERY_VECTOR_CACHE_SIZE = 1024
