@@ -1,8 +1,8 @@
 """Kenfold's settings: every value comes from a KENFOLD_* environment variable (see .env.example).
 
 Each variable is read once here through the typed helpers of kenfold_common.env, which stop the process with a
-clear message on a bad value. The README's configuration table lists the same variables; a test keeps
-the code, .env.example and the README in step.
+clear message on a bad value. docs/configuration.md lists the same variables; a test keeps the code,
+.env.example and docs/configuration.md in step.
 """
 
 import os
