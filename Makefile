@@ -16,7 +16,7 @@ CONFORMANCE := tests/conformance/node_modules/.package-lock.json
 # tests/agents/package-lock.json.
 AGENT_CLIS := tests/agents/node_modules/.package-lock.json
 
-.PHONY: run test test-browser test-agents setup lint format clean
+.PHONY: run test test-browser test-agents test-bench setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
@@ -29,6 +29,11 @@ test: $(DEV_STAMP) $(CONFORMANCE)
 test-browser: $(DEV_STAMP)
 	@command -v chromium >/dev/null 2>&1 || { echo "make test-browser needs Debian's chromium; install it with: sudo apt-get install -y chromium" >&2; exit 1; }
 	scripts/test.sh -m browser tests/browser
+
+# The bench/ evaluations' harnesses (tests/bench): each evaluation run end to end against a scripted chat
+# server on 127.0.0.1, checking the scoring, not a model. Not part of `make test`.
+test-bench: $(DEV_STAMP)
+	scripts/test.sh -m bench tests/bench
 
 # The real agents end to end (tests/agents): Claude Code, Codex and OpenCode from npm, each on a HOME of
 # its own, against a scripted model server on 127.0.0.1 and a live Kenfold. Not part of `make test`.

@@ -13,8 +13,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from consolidation import prompts
 from tests.provider_servers import Received, Reply, chat_reply, provider_server
+
+# Checks the evaluation's harness, not the product: `make test-bench` runs it, `make test` does not.
+pytestmark = pytest.mark.bench
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = json.loads((REPO / "bench" / "data" / "consolidate_eval.json").read_text())

@@ -11,7 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.provider_servers import Received, Reply, chat_reply, provider_server
+
+# Checks the evaluation's harness, not the product: `make test-bench` runs it, `make test` does not.
+pytestmark = pytest.mark.bench
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = json.loads((REPO / "bench" / "data" / "extract_eval.json").read_text())

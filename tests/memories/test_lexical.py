@@ -1,8 +1,15 @@
 """Query terms for full-text search: Korean stems, identifiers, paths, stop words, no tsquery injection."""
 
+from uuid import UUID
+
 import pytest
 
-from memories.lexical import build_query, korean_stem
+from kenfold import clock
+from memories import search
+from memories.lexical import LexicalQuery, build_query, korean_stem
+from memories.models import Memory, MemoryType, Status
+
+SCOPE = "project:github.com/acme/shop"
 
 
 @pytest.mark.parametrize(
@@ -36,9 +43,40 @@ def test_identifiers_paths_and_mixed_script_words() -> None:
     assert "what" not in query.english_terms and "does" not in query.english_terms
 
 
-@pytest.mark.parametrize("text", ["'); DROP TABLE memory; --", "a & b | !c <-> d", "*:A", "'quoted'", "!!!"])
+@pytest.mark.parametrize("text", ["'); DROP TABLE memory; --", "a & b | !c <-> d", "'quoted'"])
 def test_terms_never_carry_tsquery_syntax(text: str) -> None:
-    for term in build_query(text).simple_terms:
+    terms = build_query(text).simple_terms
+    assert terms, "the query's words are still searched"
+    for term in terms:
         body = term.removesuffix(":*")
         assert body.startswith("'") and body.endswith("'") and "'" not in body[1:-1]
         assert not set(body[1:-1]) & set("&|!<>():*")
+
+
+@pytest.mark.parametrize("text", ["*:A", "!!!"])
+def test_a_query_of_only_tsquery_syntax_has_no_terms(text: str) -> None:
+    # A one-letter word and punctuation are no terms: nothing is left to hand to to_tsquery.
+    assert build_query(text) == LexicalQuery(simple_terms=(), english_terms=())
+
+
+@pytest.mark.django_db
+def test_a_search_with_tsquery_syntax_finds_by_words_and_never_fails() -> None:
+    now = clock.now()
+    rule = Memory.objects.create(
+        type=MemoryType.SEMANTIC,
+        scope=SCOPE,
+        content="Rule A!!! Never DROP TABLE memory in a migration; rename the table instead.",
+        source_agent="codex",
+        status=Status.ACTIVE,
+        created_at=now,
+        updated_at=now,
+    )
+
+    def found(query: str) -> list[UUID]:
+        return search.lexical_search(query=query, scopes=[SCOPE], types=None, now=now, limit=10)
+
+    # Raw, `*:A` would be a prefix search on weight A and `!!!` a tsquery syntax error: both find nothing.
+    assert found("*:A") == []
+    assert found("!!!") == []
+    assert found("'); DROP TABLE memory; --") == [rule.id]
+    assert Memory.objects.filter(id=rule.id).exists()

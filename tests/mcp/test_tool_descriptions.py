@@ -1,4 +1,7 @@
-"""bench/tool_descriptions.py: the size of the tool list agents load, and a ceiling that keeps it small."""
+"""The tool list agents load stays small: a product rule, measured by bench/tool_descriptions.py.
+
+Part of `make test` (it lists the tools in-process, no database, a few seconds); moved here from tests/bench.
+"""
 
 import json
 import subprocess
