@@ -14,6 +14,7 @@ from pytest_django.fixtures import Settings
 from dashboard.models import DashboardSession
 from kenfold import clock
 from kenfold.asgi import application
+from kenfold.http_guard import HOST_FORBIDDEN
 from kenfold_common.errors import AuthenticationFailed, TooManyAttempts
 from memories.models import Memory, Status
 from oauth.models import Owner
@@ -62,9 +63,11 @@ def test_unauthenticated_pages_redirect_to_login_with_next(owner_password: str) 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:7077", "127.0.0.1.evil.example"])
 def test_a_foreign_host_is_refused(owner_password: str, host: str) -> None:
+    # The Host allowlist in front of every surface refuses it before the dashboard is asked (spec §1.15).
     client = Client(headers={"host": host})
-    assert client.get("/dashboard/login").status_code in (403, 404)
-    assert client.post("/dashboard/login", {"password": PASSWORD}).status_code in (403, 404)
+    for response in (client.get("/dashboard/login"), client.post("/dashboard/login", {"password": PASSWORD})):
+        assert response.status_code == 403
+        assert response.json() == {"error": HOST_FORBIDDEN}
     assert not DashboardSession.objects.exists()
 
 
@@ -208,13 +211,18 @@ def test_pages_carry_the_security_headers(owner: SignedIn) -> None:
 
 
 def test_redirects_and_refusals_carry_the_headers_too(owner_password: str) -> None:
-    for response in (
-        browser().get("/dashboard/"),
-        browser().get("/dashboard"),
-        browser().get("/dashboard/", headers={"X-Forwarded-For": "203.0.113.9"}),
-        browser().post("/dashboard/review/x/approve", {"csrf": "x"}),
-    ):
-        assert response.status_code in (301, 303, 403, 404)
+    login = browser().get("/dashboard/")
+    assert (login.status_code, login["Location"]) == (303, "/dashboard/login?next=/dashboard/")
+    slash = browser().get("/dashboard")
+    assert (slash.status_code, slash["Location"]) == (301, "/dashboard/")
+    forwarded = browser().get("/dashboard/", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert (forwarded.status_code, forwarded.content) == (404, b"Not Found\n")
+    ended = browser().post("/dashboard/review/x/approve", {"csrf": "x"})
+    assert (ended.status_code, ended.content) == (
+        403,
+        b"Forbidden: your dashboard session ended. Log in again.\n",
+    )
+    for response in (login, slash, forwarded, ended):
         assert response["Content-Security-Policy"] == CSP and response["Cache-Control"] == "no-store"
 
 
