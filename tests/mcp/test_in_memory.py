@@ -1,0 +1,78 @@
+"""The tool layer through the SDK's in-memory transport: the SDK's own `Client` connected to `build_server()`
+in process, no HTTP and no server process, on the test database.
+
+Each scenario runs under `async_to_sync` from the test's thread, so the tools' thread-sensitive ORM calls
+run back in that thread: on the test's connection, inside the transaction rolled back after the test.
+"""
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from mcp import Client
+
+from kenfold.mcp.server import READ_ONLY_TOOLS, build_server
+from memories.models import Memory
+
+pytestmark = pytest.mark.django_db
+
+AGENT = "in-memory-test"
+PROJECT = "github.com/acme/in-memory"
+RULE = "Refunds go through PaymentService.refund(), never through a direct UPDATE of the payments table."
+
+
+def in_memory(scenario: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def connected() -> Any:
+        async with Client(build_server(agent=AGENT)) as client:
+            return await scenario(client)
+
+    return async_to_sync(connected)()
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def test_the_six_tools_are_listed_and_only_the_readers_are_read_only() -> None:
+    async def listed(client: Client) -> list:
+        return (await client.list_tools()).tools
+
+    tools = in_memory(listed)
+    assert {tool.name for tool in tools} == {
+        "get_context",
+        "recall",
+        "remember",
+        "handoff",
+        "resume",
+        "forget",
+    }
+    read_only = {tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == READ_ONLY_TOOLS
+    assert all(tool.description and tool.output_schema for tool in tools)
+
+
+def test_remember_then_recall_finds_the_memory_in_the_database() -> None:
+    async def scenario(client: Client) -> tuple[dict, dict]:
+        remembered = await call(client, "remember", content=RULE, project=PROJECT)
+        recalled = await call(client, "recall", query="how do I refund a payment?", project=PROJECT)
+        return remembered, recalled
+
+    remembered, recalled = in_memory(scenario)
+    stored = Memory.objects.get(id=remembered["id"])
+    assert (stored.content, stored.scope, stored.source_agent) == (RULE, f"project:{PROJECT}", AGENT)
+    assert remembered["status"] == "active"
+    assert [(found["id"], found["content"]) for found in recalled["memories"]] == [(remembered["id"], RULE)]
+
+
+def test_a_tool_error_reaches_the_client_as_a_result_it_can_act_on() -> None:
+    async def scenario(client: Client) -> Any:
+        return await client.call_tool("remember", {"content": "", "project": PROJECT})
+
+    result = in_memory(scenario)
+    assert result.is_error
+    assert result.content[0].text == "remember: `content` must not be empty"  # type: ignore[union-attr]
+    assert not Memory.objects.exists()
