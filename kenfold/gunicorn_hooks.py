@@ -20,7 +20,7 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _LOADER = "kenfold-load-models"
 
 
@@ -28,7 +28,7 @@ def post_fork(server: Any, worker: Any) -> None:
     if not sys.platform.startswith("linux"):
         return  # elsewhere gunicorn's once-a-second parent check remains
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         server.log.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
     # The master may have died between fork() and prctl(); the signal would then never come.
     if os.getppid() != worker.ppid:

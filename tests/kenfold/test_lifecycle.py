@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import httpx
@@ -263,4 +264,28 @@ def test_ctrl_c_just_after_start_stops_cleanly(home: Path, tmp_path: Path) -> No
         assert _gone(children) == []
         _clean_stop(log_path.read_text())
     finally:
+        _kill_leftovers(server)
+
+
+def test_the_web_server_and_job_worker_end_when_serve_is_killed(home: Path, tmp_path: Path) -> None:
+    # Their process groups are their own (Ctrl-C reaches serve alone), so a kill -9 of serve, or of `make
+    # run`'s group, does not reach them: they must not run on as orphans.
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    server = _start(home, port, log_path)
+    children: list[psutil.Process] = []
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/healthz", server, log_path)
+        children = psutil.Process(server.pid).children(recursive=True)
+        assert len(children) >= 2, "a web server and a job worker"
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while (alive := _gone(children)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert alive == [], [process.cmdline() for process in alive]
+    finally:
+        for child in children:
+            with suppress(psutil.NoSuchProcess):
+                child.kill()
         _kill_leftovers(server)

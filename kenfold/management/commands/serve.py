@@ -1,12 +1,14 @@
 """`manage.py serve [--migrate] [--with-worker]`: check the database, then run gunicorn's ASGI server,
 and with --with-worker the job worker (qcluster) beside it."""
 
+import ctypes
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 
 from django.conf import settings
 from django.core.management import call_command
@@ -15,6 +17,7 @@ from django.db import connection
 from django.utils import timezone
 from django_q.models import Schedule
 
+from kenfold.gunicorn_hooks import PR_SET_PDEATHSIG
 from kenfold.management.base import KenfoldCommand
 from kenfold.schema import schema_behind_message, schema_is_current
 from kenfold.serving import address_owner, address_taken, claim_home, server_url
@@ -116,8 +119,13 @@ class Command(KenfoldCommand):
         worker still loading Django printed a KeyboardInterrupt traceback, and gunicorn's quick shutdown
         killed web workers that were still booting ("was sent SIGKILL! Perhaps out of memory?").
         """
-        web = subprocess.Popen(server, process_group=0)
-        jobs = subprocess.Popen(worker, process_group=0)
+        parent = os.getpid()
+
+        def start(argv: list[str]) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, process_group=0, preexec_fn=lambda: _die_with(parent))
+
+        web = start(server)
+        jobs = start(worker)
         stopping = False
 
         def stop(signum: int, frame: object) -> None:
@@ -136,7 +144,7 @@ class Command(KenfoldCommand):
                 )
                 time.sleep(WORKER_RESTART_DELAY)
                 if not stopping:
-                    jobs = subprocess.Popen(worker, process_group=0)
+                    jobs = start(worker)
             time.sleep(0.5)
         stop(signal.SIGTERM, None)
         # One deadline for both, within the 20 s a supervisor (or the tests) waits before SIGKILL: gunicorn
@@ -146,7 +154,9 @@ class Command(KenfoldCommand):
             try:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                child.kill()
+                # The child's whole group: the job worker's own worker processes too.
+                with suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
         if stopping:
             self.stdout.write("Kenfold stopped.")
@@ -163,3 +173,17 @@ class Command(KenfoldCommand):
             self.stderr.write(
                 "No API keys exist yet: agents cannot connect until you create one (step 1 below)."
             )
+
+
+def _die_with(parent: int) -> None:
+    """In a child of `serve --with-worker`, before it runs: end with a SIGTERM when `serve` dies.
+
+    The children run in process groups of their own (so that Ctrl-C reaches `serve` alone), so a SIGKILL of
+    `serve`, or of `make run`'s group, no longer reaches them: without this the web server and job worker
+    ran on as orphans. SIGTERM lets each stop as on a normal shutdown.
+    """
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    # `serve` may have died between the fork and the prctl; the signal would then never come.
+    if os.getppid() != parent:
+        os._exit(1)
