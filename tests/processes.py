@@ -128,13 +128,14 @@ def running(
         )
         started = Running(process=process, log_path=log_path)
         try:
-            _wait_ready(started, ready_url, timeout=timeout)
+            wait_ready(started, ready_url, timeout=timeout)
             yield started
         finally:
             _stop_group(process)
 
 
-def _wait_ready(server: Running, url: str, *, timeout: float) -> None:
+def wait_ready(server: Running, url: str, *, timeout: float) -> None:
+    """Until `url` answers 200; fails with the server's last output if it exits or the time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:

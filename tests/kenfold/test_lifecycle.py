@@ -18,7 +18,7 @@ import pytest
 
 from kenfold.backpressure import DATABASE_STOPPED
 from kenfold_common.env import documented_variables, unknown_variable_warnings
-from tests.processes import REPO, free_port, kenfold_env, manage, stop_cluster
+from tests.processes import REPO, Running, free_port, kenfold_env, manage, stop_cluster, wait_ready
 
 
 def _postgres_of(home: Path) -> list[psutil.Process]:
@@ -129,16 +129,7 @@ def _start(home: Path, port: int, log_path: Path, **extra: str) -> subprocess.Po
 
 
 def _wait_for(url: str, process: subprocess.Popen[str], log_path: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"serve exited:\n{log_path.read_text()[-3000:]}"
-        try:
-            if httpx.get(url, timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer within {timeout} s:\n{log_path.read_text()[-3000:]}")
+    wait_ready(Running(process=process, log_path=log_path), url, timeout=timeout)
 
 
 def _ctrl_c(process: subprocess.Popen[str]) -> tuple[int, list[psutil.Process]]:
