@@ -1,5 +1,6 @@
 """MCP over stdio: the SDK's stdio client spawning `manage.py mcp` on the home of a running HTTP server."""
 
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,6 +50,9 @@ async def stdio_session(
             "KENFOLD_HOME": str(server.home),
             "KENFOLD_EMBEDDED_DURABLE": "false",
             "DJANGO_SETTINGS_MODULE": "kenfold.settings",
+            # The run's server user (`make test` as root names a fresh one): the child must not create
+            # and use the default one for a cluster that runs as another.
+            **{k: v for k, v in os.environ.items() if k == "KENFOLD_EMBEDDED_SERVER_USER"},
             **env,
         },
     )
