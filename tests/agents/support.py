@@ -72,7 +72,10 @@ class Machine:
         # The server's KENFOLD_HOME (and its settings) stay in: `manage.py key create` and the stdio server
         # `manage.py mcp` act on the same database, as on the machine that runs Kenfold.
         env = {
-            key: value for key, value in kenfold_env(self.server.home).items() if not key.startswith(_FOREIGN)
+            key: value
+            for key, value in kenfold_env(self.server.home).items()
+            # The run's server user stays: a `manage.py` the docs run must not create the default one.
+            if not key.startswith(_FOREIGN) or key == "KENFOLD_EMBEDDED_SERVER_USER"
         }
         env |= {
             "KENFOLD_HOME": str(self.server.home),
