@@ -41,9 +41,14 @@ def caller_from_authorization(header: str | None) -> Caller:
     token = token.strip()
     if settings.PUBLIC_URL and is_oauth_token(token):
         info = verify_access_token(token=token)
-        return Caller(agent=info.agent, read_only=info.read_only, oauth_grant=info.grant_id)
+        return Caller(
+            agent=info.agent,
+            read_only=info.read_only,
+            oauth_grant=info.grant_id,
+            credential=f"grant:{info.grant_id}",
+        )
     key = api_key_authenticate(token=token)
-    return Caller(agent=key.agent, read_only=key.read_only)
+    return Caller(agent=key.agent, read_only=key.read_only, credential=f"key:{key.id}")
 
 
 @contextmanager

@@ -15,6 +15,9 @@ class Caller:
     # Set for OAuth callers: a read-only grant asking to write gets HTTP 403 insufficient_scope, which
     # makes an MCP client ask the owner for more (step-up), instead of a tool error.
     oauth_grant: str | None = None
+    # The credential that authenticated the call, `key:<api key id>` or `grant:<oauth grant id>`; None for
+    # stdio, KENFOLD_AUTH=none and the owner's own commands. Limits, quotas and the audit trail hang on it.
+    credential: str | None = None
 
     def require_write(self, tool: str) -> None:
         if self.read_only:
