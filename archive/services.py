@@ -31,6 +31,7 @@ from archive.records import (
 )
 from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
+from memories import extensions
 from memories.models import Memory, MemoryEmbedding, MemoryType, Status, Trust
 from memories.tasks import BACKFILL_TASK
 
@@ -302,6 +303,8 @@ def archive_import(
                 return report
             cursor.execute(_INSERT_EDGES)
             cursor.execute(_INSERT_REFS)
+        if report.memories or report.edges:
+            extensions.retrieval_changed(extensions.ARCHIVE_IMPORTED)
         if report.memories:
             # The worker's backfill embeds them at its next run instead of in up to five minutes.
             transaction.on_commit(

@@ -367,6 +367,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
         else:
             stale = False
             applied = _apply(proposal=proposal, members=members, actor=actor, now=now)
+            extensions.retrieval_changed(extensions.CONSOLIDATION_APPLIED)
     if stale:
         raise Conflict(f"proposal {proposal.pk} is stale: {STALE_MESSAGE}")
     return applied

@@ -312,6 +312,7 @@ INSTALLED_APPS = [
     "dashboard",
     "consolidation",
     "archive",
+    "evals",
 ]
 
 MIDDLEWARE = [
