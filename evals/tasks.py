@@ -1,7 +1,7 @@
 """The worker's job: score the golden questions after a change (scheduled by services.eval_schedule)."""
 
-from evals.services import eval_run
 from evals.selectors import question_list
+from evals.services import eval_run
 
 
 def golden_questions_run(trigger: str) -> str:

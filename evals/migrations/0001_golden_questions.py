@@ -3,8 +3,9 @@
 import django.contrib.postgres.fields
 import django.db.models.deletion
 import django.db.models.functions.datetime
-import kenfold.db_functions
 from django.db import migrations, models
+
+import kenfold.db_functions
 
 
 class Migration(migrations.Migration):

@@ -3,6 +3,7 @@ regressions gated by the exit status."""
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -44,7 +45,9 @@ def test_add_list_run_and_remove(shop: dict[str, str]) -> None:
     assert "Removed golden question" in run("remove", deploy["id"])
     assert [q.query for q in GoldenQuestion.objects.all()] == ["which database stores the orders?"]
     assert EvalResult.objects.filter(query="how do deploys go out?").count() == 1, "its history is kept"
-    with pytest.raises(CommandError, match="does not exist; use an id shown by `manage.py eval list`"):
+    with pytest.raises(
+        CommandError, match=re.escape("does not exist; use an id shown by `manage.py eval list`")
+    ):
         run("remove", deploy["id"])
 
 
@@ -116,7 +119,7 @@ def test_refusals_say_what_to_do(shop: dict[str, str]) -> None:
     with pytest.raises(CommandError, match="is deleted, so recall never returns it"):
         add("how is code formatted?", shop["style"])
     with pytest.raises(
-        CommandError, match="there are no golden questions; add one with `manage.py eval add`"
+        CommandError, match=re.escape("there are no golden questions; add one with `manage.py eval add`")
     ):
         run("run")
     assert GoldenQuestion.objects.count() == 0
