@@ -3,7 +3,7 @@
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.urls import path, re_path
 
-from dashboard import views
+from dashboard import evals, views
 from dashboard.guard import dashboard_page, plain
 
 
@@ -48,5 +48,9 @@ urlpatterns = [
     path("dashboard/proposals", _get(views.proposals)),
     path("dashboard/proposals/<str:proposal_id>/apply", _post(views.proposal_apply)),
     path("dashboard/proposals/<str:proposal_id>/reject", _post(views.proposal_reject)),
+    path("dashboard/evals", _get(evals.evals)),
+    path("dashboard/evals/questions", _post(evals.question_add)),
+    path("dashboard/evals/questions/<str:question_id>/remove", _post(evals.question_remove)),
+    path("dashboard/evals/run", _post(evals.run_now)),
     re_path(r"^dashboard/(?P<rest>.*)$", dashboard_page(views.not_a_page, login_required=False)),
 ]
