@@ -91,14 +91,13 @@ def question_add(
     )
 
 
-def question_remove(*, question_id: str) -> GoldenQuestion:
-    """Remove a question; its past results keep their text."""
+def question_remove(*, question_id: str) -> uuid.UUID:
+    """Remove a question (its id is returned); its past results keep their text."""
     parsed = selectors.parse_question_id(question_id)
-    question = GoldenQuestion.objects.filter(pk=parsed).first()
-    if question is None:
+    deleted, _ = GoldenQuestion.objects.filter(pk=parsed).delete()
+    if not deleted:
         raise NotFound(f"golden question {parsed} does not exist; use an id shown by `manage.py eval list`")
-    question.delete()
-    return question
+    return parsed
 
 
 # --- runs --------------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_add_list_run_and_remove(shop: dict[str, str]) -> None:
     assert (recorded.trigger, recorded.questions, recorded.passed) == ("manual", 2, 2)
     assert EvalResult.objects.filter(run=recorded).count() == 2
 
-    assert "Removed golden question" in run("remove", deploy["id"])
+    assert run("remove", deploy["id"]) == f"Removed golden question {deploy['id']}.\n"
     assert [q.query for q in GoldenQuestion.objects.all()] == ["which database stores the orders?"]
     assert EvalResult.objects.filter(query="how do deploys go out?").count() == 1, "its history is kept"
     with pytest.raises(

@@ -34,6 +34,8 @@ from oauth2_provider.models import get_application_model
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from consolidation.models import Consolidation
+from evals.models import EvalRun, GoldenQuestion
+from evals.services import EVAL_TASK, question_add
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
@@ -87,13 +89,14 @@ class Fresh:
     ) -> subprocess.CompletedProcess[str]:
         return manage(self.home, *args, input=input, check=check, **(self.env | extra))
 
-    def job(self, func: str, **extra: str) -> dict[str, object]:
-        """``func`` as the scheduler names it, run by django-q2's own worker function (sync mode runs the
-        worker and result monitor in this one child), which stores the task's result as the worker does."""
+    def job(self, func: str, kwargs: dict[str, str] | None = None, **extra: str) -> dict[str, object]:
+        """``func`` as the scheduler names it (with the schedule's ``kwargs``), run by django-q2's own worker
+        function (sync mode runs the worker and result monitor in this one child), which stores the
+        task's result as the worker does."""
         code = (
             "import django, json; django.setup()\n"
             "from django_q.tasks import async_task, fetch\n"
-            f"task = fetch(async_task({func!r}, sync=True))\n"
+            f"task = fetch(async_task({func!r}, sync=True, **{kwargs or {}!r}))\n"
             "print(json.dumps({'success': task.success, 'result': task.result}, default=str))"
         )
         child = subprocess.run(
@@ -366,6 +369,42 @@ def consolidate_reject(fresh: Fresh) -> None:
     assert (proposal.status, proposal.decision_note) == ("rejected", "both hold")
 
 
+def golden() -> GoldenQuestion:
+    memory = remember(FLY)
+    return question_add(
+        project=PROJECT, query="where do deploys go?", expected=[str(memory.id)], actor="kenfold-cli"
+    )
+
+
+def eval_add(fresh: Fresh) -> None:
+    memory = remember(FLY)
+    out = fresh.manage(
+        "eval", "add", "--project", PROJECT, "--query", "where do deploys go?", "--expect", str(memory.id)
+    )
+    assert f"to {SCOPE}: 1 expected in the top 5" in out.stdout
+    assert GoldenQuestion.objects.get().expected_ids == [memory.id]
+
+
+def eval_list(fresh: Fresh) -> None:
+    question = golden()
+    assert f"  {question.id}  k=5  where do deploys go?" in fresh.manage("eval", "list").stdout
+
+
+def eval_run(fresh: Fresh) -> None:
+    golden()
+    out = fresh.manage("eval", "run").stdout
+    assert f"{SCOPE}: recall@k 1.000, MRR 1.000, 1 of 1 questions passed; no previous run" in out
+    assert EvalRun.objects.get().trigger == "manual"
+
+
+def eval_remove(fresh: Fresh) -> None:
+    question = golden()
+    assert (
+        f"Removed golden question {question.id}." in fresh.manage("eval", "remove", str(question.id)).stdout
+    )
+    assert not GoldenQuestion.objects.exists()
+
+
 def grant(*, agent: str = "remote-agent") -> OAuthGrant:
     application = get_application_model().objects.create(
         name="Some Client", client_type="public", authorization_grant_type="authorization-code"
@@ -442,6 +481,10 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("consolidate", "list"): consolidate_list,
     ("consolidate", "apply"): consolidate_apply,
     ("consolidate", "reject"): consolidate_reject,
+    ("eval", "add"): eval_add,
+    ("eval", "list"): eval_list,
+    ("eval", "run"): eval_run,
+    ("eval", "remove"): eval_remove,
     ("oauth", "clients"): oauth_clients,
     ("oauth", "revoke"): oauth_revoke,
     ("password", None): password,
@@ -519,12 +562,20 @@ def prune_expired(fresh: Fresh, job: str) -> None:
     )
 
 
+def golden_questions_run(fresh: Fresh, job: str) -> None:
+    golden()
+    task = fresh.job(job, kwargs={"trigger": "import"})
+    assert task == {"success": True, "result": f"{SCOPE}: recall@k 1.000, MRR 1.000, 1/1 passed"}
+    assert EvalRun.objects.get().trigger == "import"
+
+
 # Keyed by the dotted path the schedule names, which the job is run by.
 JOBS: dict[str, Callable[[Fresh, str], None]] = {
     "memories.tasks.embeddings_backfill": embeddings_backfill,
     "memories.tasks.extraction_drain": extraction_drain,
     "consolidation.tasks.consolidation_tick": consolidation_tick,
     "oauth.tasks.prune_expired": prune_expired,
+    "evals.tasks.golden_questions_run": golden_questions_run,
 }
 
 
@@ -535,7 +586,7 @@ def test_the_scheduled_job_works_in_a_new_process(fresh: Fresh, job: str) -> Non
 
 def test_every_job_and_every_schedule_is_run_above() -> None:
     # The jobs: the functions of the apps' tasks modules. The schedules: each migration that creates one
-    # names its function in TASK. Every job is a scheduled one today (none is queued by a write).
+    # names its function in TASK; the golden questions' run is scheduled by a change (evals.services).
     jobs = {
         f"{module.__name__}.{name}"
         for app in kenfold_apps()
@@ -550,4 +601,4 @@ def test_every_job_and_every_schedule_is_run_above() -> None:
         for (app, _), migration in loader.disk_migrations.items()
         if app in kenfold_apps() and (task := getattr(sys.modules[type(migration).__module__], "TASK", None))
     }
-    assert scheduled == jobs == set(JOBS)
+    assert scheduled | {EVAL_TASK} == jobs == set(JOBS)

@@ -71,8 +71,8 @@ class Command(KenfoldCommand):
         elif action == "run":
             self._run(project=options["project"], as_json=bool(options["json"]), margin=options["max_drop"])
         else:
-            question = services.question_remove(question_id=str(options["id"]))
-            self.stdout.write(f"Removed golden question {question.id}.")
+            removed = services.question_remove(question_id=str(options["id"]))
+            self.stdout.write(f"Removed golden question {removed}.")
 
     def _add(self, options: dict) -> None:
         question = services.question_add(
