@@ -112,12 +112,18 @@ class ResultView:
     result: EvalResult
     passed: bool
     came: list[Came]
+    # Expected memories no longer served (forgotten, or a chain that ends in one), by id: their status.
+    unserved: dict[uuid.UUID, str]
 
 
 def result_views(run: EvalRun) -> list[ResultView]:
     results = list(run.results.order_by("id"))
     ids = {memory_id for result in results for memory_id in result.top_ids}
     contents = dict(Memory.objects.filter(pk__in=ids).values_list("id", "content"))
+    expected_ids = {memory_id for result in results for memory_id in result.expected_ids}
+    unserved = dict(
+        Memory.objects.filter(pk__in=expected_ids).exclude(status=Status.ACTIVE).values_list("id", "status")
+    )
     views = []
     for result in results:
         expected = set(result.expected_ids)
@@ -125,7 +131,14 @@ def result_views(run: EvalRun) -> list[ResultView]:
             Came(id=memory_id, preview=_preview(contents.get(memory_id, "")), expected=memory_id in expected)
             for memory_id in result.top_ids
         ]
-        views.append(ResultView(result=result, passed=result.found == len(result.expected_ids), came=came))
+        views.append(
+            ResultView(
+                result=result,
+                passed=result.found == len(result.expected_ids),
+                came=came,
+                unserved={m: unserved[m] for m in result.expected_ids if m in unserved},
+            )
+        )
     return views
 
 

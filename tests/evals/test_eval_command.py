@@ -79,6 +79,10 @@ def test_run_exits_1_when_recall_falls_by_more_than_the_margin(shop: dict[str, s
         "MRR fell from 1.000 to 0.500. See the failed questions and what came instead; fix the memories "
         "or the change, then run `eval run` again"
     )
+    assert f"missing  {shop['database']}  (deleted: recall never returns it; remove the question" in run(
+        "run", "--max-drop", "1"
+    )
+    EvalRun.objects.order_by("-started_at").first().delete()
     [report] = json.loads(out.getvalue())
     assert report["worse"] == ["recall@k fell from 1.000 to 0.500", "MRR fell from 1.000 to 0.500"]
     assert EvalRun.objects.count() == 2, "the worse run is recorded too"

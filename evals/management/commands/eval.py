@@ -160,7 +160,12 @@ class Command(KenfoldCommand):
             )
             found = {came.id for came in view.came}
             for memory_id in result.expected_ids:
-                if memory_id not in found:
+                if memory_id in view.unserved:
+                    self.stdout.write(
+                        f"        missing  {memory_id}  ({view.unserved[memory_id]}: recall never returns it; "
+                        "remove the question or add it again with the memory that says it now)"
+                    )
+                elif memory_id not in found:
                     self.stdout.write(f"        missing  {memory_id}")
             instead = [came for came in view.came if not came.expected][:SHOWN_INSTEAD]
             for came in instead:
