@@ -18,7 +18,10 @@ from django.db.models import Count, Max
 from psycopg.types.json import Jsonb
 
 from kenfold import clock
-from memories.models import MemoryAction, MemoryEvent
+from kenfold_common.errors import InvalidInput, NotFound
+from memories.keys import KEY_PREFIX, api_key_find
+from memories.models import ApiKey, Memory, MemoryAction, MemoryEvent
+from memories.selectors import parse_memory_id
 
 MAX_DETAIL_TEXT = 200
 
@@ -61,6 +64,69 @@ def audit_record(
 
 
 # --- reading ---------------------------------------------------------------------------------------------
+
+
+def event_json(event: MemoryEvent, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """An event as commands print it with --json."""
+    return {
+        "memory_id": str(event.memory_id),
+        "action": event.action,
+        "agent": event.agent,
+        "credential": event.credential,
+        "credential_label": (labels or {}).get(event.credential or "", None),
+        "at": event.at.isoformat(),
+        "detail": event.detail,
+    }
+
+
+def credential_labels(credentials: Iterable[str | None]) -> dict[str, str]:
+    """How listings name each credential: `key kf_AbCdEfGh` (its displayed prefix), `grant 1a2b3c4d`."""
+    wanted = {credential for credential in credentials if credential}
+    key_ids = [c.partition(":")[2] for c in wanted if c.startswith("key:")]
+    prefixes = {
+        str(key_id): prefix
+        for key_id, prefix in ApiKey.objects.filter(pk__in=_uuids(key_ids)).values_list("id", "prefix")
+    }
+    labels = {}
+    for credential in wanted:
+        kind, _, ident = credential.partition(":")
+        labels[credential] = (
+            f"key {prefixes.get(ident, ident[:8])}" if kind == "key" else f"{kind} {ident[:8]}"
+        )
+    return labels
+
+
+def _uuids(values: Iterable[str]) -> list[uuid.UUID]:
+    ids = []
+    for value in values:
+        try:
+            ids.append(uuid.UUID(value))
+        except ValueError:
+            continue
+    return ids
+
+
+def memory_trail(*, memory_id: str) -> tuple[Memory | None, list[MemoryEvent]]:
+    """A memory (None if its row is gone) and its events, oldest first; NotFound when neither exists."""
+    target = parse_memory_id(memory_id)
+    memory = Memory.objects.for_views().filter(pk=target).first()
+    events = memory_events(memory_id=target)
+    if memory is None and not events:
+        raise NotFound(f"memory {target} does not exist and has no recorded history; check the id")
+    return memory, events
+
+
+def credential_for(ident: str) -> str:
+    """The credential an owner names: `key:<id>`, `grant:<id>`, or an API key's id or prefix (kf_…)."""
+    ident = ident.strip()
+    if ident.startswith(("key:", "grant:")) and len(ident.partition(":")[2]) >= 4:
+        return ident
+    if ident.startswith(KEY_PREFIX):
+        return f"key:{api_key_find(ident=ident, action='list the events of').pk}"
+    raise InvalidInput(
+        "name the credential as key:<id>, grant:<id> (the CREDENTIAL column of `manage.py audit`) or by an "
+        "API key's prefix (kf_…, from `key list --all`)"
+    )
 
 
 def memory_events(*, memory_id: uuid.UUID) -> list[MemoryEvent]:
