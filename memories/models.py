@@ -384,7 +384,7 @@ class CredentialQuota(models.Model):
 
     Keyed by the credential string rather than a column on each credential table: keys and OAuth grants
     live in different apps, and one table lets the quota check read both with one lookup. NULL means the
-    default (KENFOLD_QUOTA_*), 0 means no limit.
+    default (KENFOLD_QUOTA_WRITES_PER_MINUTE, KENFOLD_QUOTA_MEMORIES_PER_DAY), 0 means no limit.
     """
 
     credential = models.TextField(primary_key=True)
