@@ -11,7 +11,6 @@ Windows are fixed (a UTC minute, a UTC day) rather than sliding: the answer can 
 count resets, and one row per credential and window is all there is to store.
 """
 
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -21,7 +20,6 @@ from django.db import connection, transaction
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, QuotaExceeded
-from memories.keys import api_key_find
 from memories.models import ApiKey, CredentialQuota, QuotaCounter
 
 WRITES = "writes"
@@ -64,10 +62,6 @@ def _windows(now: datetime) -> tuple[datetime, datetime]:
     return minute, minute.replace(hour=0, minute=0)
 
 
-def _default(kind: str) -> int:
-    return settings.QUOTA_WRITES_PER_MINUTE if kind == WRITES else settings.QUOTA_MEMORIES_PER_DAY
-
-
 def quota_charge(*, caller: Caller, writes: int = 1, memories: int = 0) -> None:
     """Count `writes` write calls and `memories` new memories against the caller's credential, or raise
     QuotaExceeded. Call it inside the write's transaction, after the write's other locks (module doc).
@@ -100,6 +94,7 @@ def quota_charge(*, caller: Caller, writes: int = 1, memories: int = 0) -> None:
             raise _exceeded(
                 caller=caller,
                 kind=kind,
+                adding=writes if kind == WRITES else memories,
                 used=count - (writes if kind == WRITES else memories),
                 quota=quota,
                 now=now,
@@ -113,12 +108,20 @@ def _who(credential: str) -> tuple[str, str]:
     kind, _, ident = credential.partition(":")
     if kind == "key":
         prefix = ApiKey.objects.filter(pk=ident).values_list("prefix", flat=True).first() or ident
-        return f"this API key ({prefix})", f"`manage.py key quota {prefix}`"
-    return f"this OAuth grant ({ident})", f"`manage.py oauth quota {ident}`"
+        return f"this API key ({prefix})", f"manage.py key quota {prefix}"
+    return f"this OAuth grant ({ident})", f"manage.py oauth quota {ident}"
 
 
 def _exceeded(
-    *, caller: Caller, kind: str, used: int, quota: int, now: datetime, minute: datetime, day: datetime
+    *,
+    caller: Caller,
+    kind: str,
+    adding: int,
+    used: int,
+    quota: int,
+    now: datetime,
+    minute: datetime,
+    day: datetime,
 ) -> QuotaExceeded:
     assert caller.credential is not None
     who, command = _who(caller.credential)
@@ -136,7 +139,8 @@ def _exceeded(
     else:
         resets, used_text, option = (
             day + timedelta(days=1),
-            f"created {used} memories today (UTC)",
+            f"created {used} memories today (UTC)"
+            + (f" and this call would create {adding} more" if adding > 1 else ""),
             "--memories-per-day",
         )
         setting, unit = "KENFOLD_QUOTA_MEMORIES_PER_DAY", "memories per day"
@@ -149,7 +153,7 @@ def _exceeded(
     return QuotaExceeded(
         f"quota reached: {who} {used_text}; its limit is {quota} {unit} ({source}). Nothing was written. "
         f"It resets at {resets:%H:%M:%S} UTC, in {wait} s: retry then. The owner can raise it with "
-        f"{command} {option} N (0 = no limit).",
+        f"`{command} {option} N` (0 = no limit).",
         retry_after=wait,
     )
 
@@ -241,12 +245,3 @@ def quota_near_limits(*, share: float = NEAR_LIMIT) -> list[Usage]:
             resets = minute + timedelta(minutes=1) if row.kind == WRITES else day + timedelta(days=1)
             near.append(Usage(row.credential, row.kind, row.count, quota, resets))
     return sorted(near, key=lambda usage: (-usage.count / usage.quota, usage.credential, usage.kind))
-
-
-def key_credential(*, ident: str) -> str:
-    """The credential string of the API key with this id or displayed prefix (revoked keys included)."""
-    return f"key:{api_key_find(ident=ident, action='set the quota of').pk}"
-
-
-def grant_credential(grant_id: uuid.UUID | str) -> str:
-    return f"grant:{grant_id}"

@@ -13,7 +13,7 @@ from kenfold.caller import Caller
 from kenfold_common.errors import QuotaExceeded
 from memories import quotas, services
 from memories.keys import api_key_create
-from memories.models import Memory, MemoryEvent, QuotaCounter
+from memories.models import ApiKey, Memory, MemoryEvent, QuotaCounter
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.services import docs_sync
 
@@ -53,7 +53,9 @@ def test_over_the_writes_quota_a_remember_is_refused_with_the_limit_and_the_rese
     assert "wrote 3 times this minute; its limit is 3 writes per minute" in message
     assert "KENFOLD_QUOTA_WRITES_PER_MINUTE" in message
     assert "resets at 10:16:00 UTC, in 18 s" in message
-    assert "`manage.py key quota kf_" in message and "--writes-per-minute N" in message
+    key_prefix = ApiKey.objects.get().prefix
+    assert message.startswith(f"quota reached: this API key ({key_prefix}) wrote 3 times this minute")
+    assert message.endswith(f"`manage.py key quota {key_prefix} --writes-per-minute N` (0 = no limit).")
     assert refused.value.retry_after == 18 and refused.value.status_code == 429
     # Nothing of the refused call was written: no memory, no event, no count.
     assert not Memory.objects.filter(content__contains="stage 9").exists()
@@ -117,7 +119,8 @@ def test_a_docs_sync_over_the_daily_quota_stores_none_of_its_sections(
     sync = DocsSyncInput(
         project=REPO, files=[{"path": "docs/runbook.md", "file_hash": "a" * 64, "chunks": chunks}]
     )
-    with clock.frozen(AT), pytest.raises(QuotaExceeded, match="its limit is 3 memories per day"):
+    refused = "created 0 memories today \\(UTC\\) and this call would create 4 more; its limit is 3 memories per day"
+    with clock.frozen(AT), pytest.raises(QuotaExceeded, match=refused):
         docs_sync(caller=key_caller, sync=sync)
     assert not Memory.objects.exists() and not MemoryEvent.objects.exists()
 

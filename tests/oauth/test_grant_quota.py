@@ -52,7 +52,7 @@ def test_the_owner_limits_one_grant_and_the_grant_is_told_which_limit_and_who_ca
     message = refused.value.message
     assert f"this OAuth grant ({grant.id}) created 1 memories today (UTC)" in message
     assert "its limit is 1 memories per day (the grant's own limit)" in message
-    assert f"`manage.py oauth quota {grant.id}` --memories-per-day N" in message
+    assert f"`manage.py oauth quota {grant.id} --memories-per-day N` (0 = no limit)" in message
     assert Memory.objects.count() == 1
     with pytest.raises(CommandError, match="no grant id starts with"):
         call_command("oauth", "quota", "ffff", "--reset")
