@@ -32,7 +32,9 @@ from archive.records import (
 from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
 from memories import extensions
-from memories.models import Memory, MemoryEmbedding, MemoryType, Status, Trust
+from memories.audit import audit_record
+from memories.models import Memory, MemoryAction, MemoryEmbedding, MemoryType, Status, Trust
+from memories.services import CLI_AGENT
 from memories.tasks import BACKFILL_TASK
 
 # Rows per COPY batch into the staging tables.
@@ -246,7 +248,11 @@ def _count(cursor: Any, sql: str) -> int:
 
 
 def archive_import(
-    *, lines: Iterable[bytes], dry_run: bool = False, progress: Callable[[int], None] | None = None
+    *,
+    lines: Iterable[bytes],
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+    actor: str = CLI_AGENT,
 ) -> ImportReport:
     """Import an archive in one transaction; with ``dry_run`` validate it all and report, writing nothing.
 
@@ -274,7 +280,12 @@ def archive_import(
             )
             report.memories = report.read["memories"] - report.memories_already_here
             if not dry_run:
-                cursor.execute(_INSERT_MEMORIES)
+                cursor.execute(_INSERT_MEMORIES + " RETURNING id")
+                # The ids are read in batches from the result already fetched; one event per memory.
+                while batch := cursor.fetchmany(STAGE_BATCH):
+                    audit_record(
+                        action=MemoryAction.IMPORTED, memory_ids=[row[0] for row in batch], agent=actor
+                    )
             # Edges and refs are judged against the memories as they stand after the insert (in a dry
             # run, as they would stand: here or in the archive).
             present = (
@@ -389,6 +400,12 @@ def _redact(memory_id: uuid.UUID) -> bool:
         attrs["redacted_at"] = timezone.now().isoformat()
         attrs["redact_reason"] = REDACT_REASON
         Memory.objects.filter(pk=memory_id).update(content=content, attrs=attrs)
+        audit_record(
+            action=MemoryAction.REDACTED,
+            memory_ids=[memory_id],
+            agent=CLI_AGENT,
+            detail={"reason": REDACT_REASON},
+        )
         # The backfill writes a vector only for the content it embedded, so it cannot restore these.
         MemoryEmbedding.objects.filter(memory_id=memory_id).delete()
     return True

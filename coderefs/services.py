@@ -20,6 +20,7 @@ from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
 from memories.models import Memory
+from memories.quotas import quota_charge
 
 MAX_HASH_CHARS = 100
 
@@ -118,6 +119,8 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
             updated += count
             unmatched += 0 if count else 1
         _refresh_code_state(scope=scope, checked_at=now)
+        # Last, after the check's own locks (memories.quotas).
+        quota_charge(caller=caller, writes=1)
     states = {state: 0 for state in RefState.values}
     for state in CodeRef.objects.filter(scope=scope).values_list("state", flat=True):
         states[state] += 1

@@ -22,7 +22,7 @@ from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
-from memories import keys, selectors, services
+from memories import audit, keys, quotas, selectors, services
 from memories.models import MemoryType, Status
 from oauth.services import grant_list, grant_revoke
 
@@ -120,8 +120,18 @@ def overview(request: HttpRequest) -> HttpResponse:
             "grants": len(grant_list()),
             "pending_proposals": consolidation.proposal_counts().pending,
             "chart": charts.writes_chart(dates, series),
+            "near_quota": _labelled(quotas.quota_near_limits()),
         },
     )
+
+
+def _labelled(rows: list) -> list[tuple[str, object]]:
+    """Rows with a `credential` attribute, each with the name listings give its credential."""
+    labels = audit.credential_labels(row.credential for row in rows)
+    return [
+        (labels.get(row.credential, "no credential") if row.credential else "no credential", row)
+        for row in rows
+    ]
 
 
 # --- review ----------------------------------------------------------------------------------------------
@@ -265,6 +275,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "history": selectors.memory_history(memory),
             "edges": selectors.memory_edges(memory),
             "similar": similar,
+            "events": _labelled(audit.memory_events(memory_id=memory.pk)),
         },
     )
 
@@ -284,6 +295,39 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     except KenfoldError as exc:
         _flash(request, "error", exc.message)
     return HttpResponseRedirect(safe_next(back), status=303)
+
+
+# --- audit -----------------------------------------------------------------------------------------------
+
+AUDIT_DAYS = (1, 7, 30, 90, 365)
+AUDIT_EVENTS = 200
+
+
+def audit_page(request: HttpRequest) -> HttpResponse:
+    try:
+        days = int(request.GET.get("days", "7"))
+    except ValueError:
+        days = 7
+    days = days if days in AUDIT_DAYS else 7
+    credential = request.GET.get("credential") or None
+    try:
+        credential = audit.credential_for(credential) if credential else None
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+        credential = None
+    events = audit.audit_events(days=days, credential=credential, limit=AUDIT_EVENTS)
+    return _page(
+        request,
+        "audit.html",
+        {
+            "days": days,
+            "day_choices": AUDIT_DAYS,
+            "credential": credential,
+            "activity": _labelled(audit.audit_by_credential(days=days)),
+            "events": _labelled(events),
+            "limit": AUDIT_EVENTS,
+        },
+    )
 
 
 # --- clients ---------------------------------------------------------------------------------------------

@@ -75,8 +75,8 @@ def api_key_list(*, include_revoked: bool = False) -> QuerySet[ApiKey]:
     return keys if include_revoked else keys.filter(revoked_at__isnull=True)
 
 
-def api_key_revoke(*, ident: str) -> ApiKey:
-    """Revoke by id or by (the start of) the displayed prefix. Revoking twice changes nothing."""
+def api_key_find(*, ident: str, action: str = "revoke") -> ApiKey:
+    """The key with this id or (the start of) this displayed prefix, revoked or not."""
     ident = ident.strip()
     try:
         candidates = list(ApiKey.objects.filter(pk=uuid.UUID(ident)))
@@ -92,9 +92,15 @@ def api_key_revoke(*, ident: str) -> ApiKey:
         raise NotFound(f"no API key matches {shown}; see `key list --all`")
     if len(candidates) > 1:
         ids = ", ".join(str(key.id) for key in candidates)
-        raise InvalidInput(f"{shown} matches {len(candidates)} keys ({ids}); revoke one by its id")
+        raise InvalidInput(f"{shown} matches {len(candidates)} keys ({ids}); {action} one by its id")
+    return candidates[0]
+
+
+def api_key_revoke(*, ident: str) -> ApiKey:
+    """Revoke by id or by (the start of) the displayed prefix. Revoking twice changes nothing."""
+    found = api_key_find(ident=ident)
     with transaction.atomic():
-        key = ApiKey.objects.select_for_update().get(pk=candidates[0].pk)
+        key = ApiKey.objects.select_for_update().get(pk=found.pk)
         if key.revoked_at is None:
             key.revoked_at = clock.now()
             key.save(update_fields=["revoked_at"])

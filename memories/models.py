@@ -377,3 +377,104 @@ class ContextSnapshot(models.Model):
             models.CheckConstraint(condition=~Q(scope=""), name="context_snapshot_scope_not_empty"),
         ]
         indexes = [models.Index(fields=["expires_at"], name="context_snapshot_expires_at")]
+
+
+class CredentialQuota(models.Model):
+    """The owner's own write quotas for one credential (`key:<id>` or `grant:<id>`), over the defaults.
+
+    Keyed by the credential string rather than a column on each credential table: keys and OAuth grants
+    live in different apps, and one table lets the quota check read both with one lookup. NULL means the
+    default (KENFOLD_QUOTA_WRITES_PER_MINUTE, KENFOLD_QUOTA_MEMORIES_PER_DAY), 0 means no limit.
+    """
+
+    credential = models.TextField(primary_key=True)
+    writes_per_minute = models.IntegerField(null=True, blank=True)
+    memories_per_day = models.IntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "credential_quota"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(credential__regex=r"^(key|grant):.+$"), name="credential_quota_credential_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(writes_per_minute__isnull=True) | Q(writes_per_minute__gte=0),
+                name="credential_quota_writes_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(memories_per_day__isnull=True) | Q(memories_per_day__gte=0),
+                name="credential_quota_memories_non_negative",
+            ),
+        ]
+
+
+class QuotaCounter(models.Model):
+    """How much one credential wrote in one fixed window (a UTC minute for writes, a UTC day for memories).
+
+    Counted in PostgreSQL, inside the write's own transaction (memories.quotas), so every server process
+    on the database shares the count and a refused write leaves no trace. `quota` is the limit in force
+    at the last count, so the dashboard can say who is near it without recomputing overrides.
+    """
+
+    pk = models.CompositePrimaryKey("credential", "kind", "window_start")
+    credential = models.TextField()
+    kind = models.TextField()
+    window_start = models.DateTimeField()
+    count = models.IntegerField()
+    quota = models.IntegerField()
+
+    class Meta:
+        db_table = "quota_counter"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["writes", "memories"]), name="quota_counter_kind_valid"
+            ),
+            models.CheckConstraint(condition=Q(count__gte=0), name="quota_counter_count_non_negative"),
+        ]
+
+
+class MemoryAction(models.TextChoices):
+    CREATED = "created"
+    SUPERSEDED = "superseded"
+    FORGOTTEN = "forgotten"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    REDACTED = "redacted"
+    IMPORTED = "imported"
+    RESUMED = "resumed"
+
+
+class MemoryEvent(models.Model):
+    """One change to one memory: who (agent and credential), what, when (the audit trail).
+
+    `memory_id` is not a foreign key: the trail of a memory outlives the row, and an import can record
+    events for rows it inserts in the same statement batch. `detail` holds ids and short reasons, never
+    content or credentials.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    memory_id = models.UUIDField()
+    action = models.TextField(choices=MemoryAction.choices)
+    agent = models.TextField()
+    credential = models.TextField(null=True, blank=True)
+    at = models.DateTimeField(db_default=Now())
+    detail = models.JSONField(default=dict, db_default=Value({}, output_field=models.JSONField()))
+
+    class Meta:
+        db_table = "memory_event"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=MemoryAction.values), name="memory_event_action_valid"
+            ),
+            models.CheckConstraint(condition=~Q(agent=""), name="memory_event_agent_not_empty"),
+        ]
+        indexes = [
+            models.Index(fields=["memory_id", "at"], name="memory_event_memory"),
+            models.Index(fields=["at"], name="memory_event_at"),
+            models.Index(
+                fields=["credential", "at"],
+                condition=Q(credential__isnull=False),
+                name="memory_event_credential",
+            ),
+        ]

@@ -22,11 +22,13 @@ from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import SESSION_ID_META_KEY, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import delta, extensions, providers, search, selectors
+from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
-from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
+from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
+from memories.quotas import quota_charge
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -350,6 +352,8 @@ def _insert(
     now = clock.now()
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
+    # Every other lock of the write is taken by now (the module doc of memories.quotas says why it matters).
+    quota_charge(caller=caller, writes=1, memories=1)
     memory = Memory.objects.create(
         type=type,
         scope=scope,
@@ -368,7 +372,29 @@ def _insert(
     # A served replacement retires what it replaces; a proposed one leaves it serving until the owner
     # approves the new memory (memory_approve retires it then).
     if supersedes is not None and memory.status == Status.ACTIVE:
-        Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
+        retired = Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(
+            status=Status.SUPERSEDED
+        )
+        # A handoff retired its predecessors itself (and recorded it); only a change here is recorded.
+        if retired:
+            audit_record(
+                action=MemoryAction.SUPERSEDED,
+                memory_ids=[supersedes.pk],
+                agent=caller.agent,
+                credential=caller.credential,
+                detail={"by": str(memory.pk)},
+            )
+    audit_record(
+        action=MemoryAction.CREATED,
+        memory_ids=[memory.pk],
+        agent=caller.agent,
+        credential=caller.credential,
+        detail={
+            "type": type,
+            "status": memory.status,
+            "supersedes": str(supersedes.pk) if supersedes else None,
+        },
+    )
     extensions.memory_inserted(memory)
     return memory
 
@@ -498,7 +524,15 @@ def handoff_create(
             "-created_at", "-id"
         )
         newest = previous.first()
+        retired = list(previous.values_list("id", flat=True))
         previous.update(status=Status.SUPERSEDED)
+        audit_record(
+            action=MemoryAction.SUPERSEDED,
+            memory_ids=retired,
+            agent=caller.agent,
+            credential=caller.credential,
+            detail={"reason": "a newer handoff"},
+        )
         memory = _insert(
             caller=caller,
             content=summary,
@@ -533,6 +567,13 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
                    WHERE id = %s AND NOT attrs ? 'resumed_at'""",
                 [clock.now().isoformat(), caller.agent, handoff.id],
             )
+            if cursor.rowcount:
+                audit_record(
+                    action=MemoryAction.RESUMED,
+                    memory_ids=[handoff.id],
+                    agent=caller.agent,
+                    credential=caller.credential,
+                )
         handoff.refresh_from_db(fields=["attrs"])
     except Exception:
         log.warning(
@@ -566,13 +607,22 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     target_id = parse_memory_id(memory_id)
     reason = _clean_reason(reason)
     record = _deletion_record(by=caller.agent, reason=reason)
-    # One statement, atomic by itself: a memory already deleted keeps its first deletion's who and why.
-    if not _mark_deleted(memory_id=target_id, record=record):
-        exists = Memory.objects.filter(pk=target_id).exists()
-        if not exists:
+    with transaction.atomic():
+        # One statement: a memory already deleted keeps its first deletion's who and why.
+        if _mark_deleted(memory_id=target_id, record=record):
+            audit_record(
+                action=MemoryAction.FORGOTTEN,
+                memory_ids=[target_id],
+                agent=caller.agent,
+                credential=caller.credential,
+                detail={"reason": reason},
+            )
+        elif not Memory.objects.filter(pk=target_id).exists():
             raise NotFound(
                 f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
             )
+        # After the memory row's lock, like every write (memories.quotas).
+        quota_charge(caller=caller, writes=1)
     return ForgetOutput(id=str(target_id), status=Status.DELETED)
 
 
@@ -603,10 +653,17 @@ def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = 
                 memory.supersedes = old
             if old is not None and old.status == Status.ACTIVE:
                 Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED)
+                audit_record(
+                    action=MemoryAction.SUPERSEDED,
+                    memory_ids=[old.pk],
+                    agent=actor,
+                    detail={"by": str(memory.pk)},
+                )
         memory.status = Status.ACTIVE
         memory.trust = Trust.USER
         memory.attrs = (memory.attrs or {}) | {"approved_by": actor}
         memory.save(update_fields=["status", "trust", "supersedes", "attrs"])
+        audit_record(action=MemoryAction.APPROVED, memory_ids=[memory.pk], agent=actor)
     return memory
 
 
@@ -625,6 +682,9 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
         memory.status = Status.DELETED
         memory.attrs = (memory.attrs or {}) | _deletion_record(by=actor, reason=reason)
         memory.save(update_fields=["status", "attrs"])
+        audit_record(
+            action=MemoryAction.REJECTED, memory_ids=[memory.pk], agent=actor, detail={"reason": reason}
+        )
     return memory
 
 

@@ -212,8 +212,8 @@ def grant_list(*, include_revoked: bool = False) -> list[GrantRow]:
     ]
 
 
-def grant_revoke(*, ident: str) -> OAuthGrant:
-    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+def grant_find(*, ident: str) -> OAuthGrant:
+    """The grant with this id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
     ident = ident.strip().lower()
     if len(ident) < 4 or any(c not in "0123456789abcdef-" for c in ident):
         raise InvalidInput("give a grant id or at least its first 4 characters; see `oauth clients --all`")
@@ -222,7 +222,12 @@ def grant_revoke(*, ident: str) -> OAuthGrant:
         raise NotFound(f"no grant id starts with {ident}; see `oauth clients --all`")
     if len(candidates) > 1:
         raise InvalidInput(f"{len(candidates)} grants start with {ident}; give more of the id")
-    grant = candidates[0]
+    return candidates[0]
+
+
+def grant_revoke(*, ident: str) -> OAuthGrant:
+    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+    grant = grant_find(ident=ident)
     revoke_grant(grant=grant, reason="revoked by the owner")
     grant.refresh_from_db()
     return grant

@@ -14,7 +14,7 @@ from projectdocs.services import docs_sync
 router = Router(tags=["project docs"])
 
 _READ_ERRORS = (400, 401, 403, 503)
-_WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
+_WRITE_ERRORS = (400, 401, 403, 408, 413, 429, 503)
 _PROJECT_PARAMETER = {
     "in": "query",
     "name": "project",

@@ -30,8 +30,10 @@ from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions
-from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust
+from memories.audit import audit_record
+from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
+from memories.quotas import quota_charge
 from memories.services import embed_committed_batch
 from projectdocs.schemas import DocFile, DocsSyncInput, DocsSyncOutput, RefusedFile
 
@@ -202,8 +204,17 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
                         "forget_reason": RETIRED_REASON,
                     }
                 Memory.objects.bulk_update(sections, ["status", "attrs"])
+                audit_record(
+                    action=MemoryAction.FORGOTTEN,
+                    memory_ids=[m.pk for m in sections],
+                    agent=caller.agent,
+                    credential=caller.credential,
+                    detail={"reason": RETIRED_REASON},
+                )
                 output.retired += 1
         output.links = _rebuild_links(scope=scope, agent=caller.agent)
+        # Last, after the sync's own locks (memories.quotas): one write, and every section it created.
+        quota_charge(caller=caller, writes=1, memories=len(created))
     # After the commit, as remember does: no lock is held while a model embeds, and a failure leaves the
     # sections to the periodic backfill.
     embed_committed_batch(created)
@@ -267,10 +278,28 @@ def _store_file(
             created_at=now,
             updated_at=now,
         )
+        audit_record(
+            action=MemoryAction.CREATED,
+            memory_ids=[memory.pk],
+            agent=caller.agent,
+            credential=caller.credential,
+            detail={
+                "type": memory.type,
+                "path": file.path,
+                "supersedes": str(replaced.pk) if replaced else None,
+            },
+        )
         extensions.memory_inserted(memory)
         created.append(memory)
     superseded = [memory.pk for memory in old if memory not in kept]
     Memory.objects.filter(pk__in=superseded, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
+    audit_record(
+        action=MemoryAction.SUPERSEDED,
+        memory_ids=superseded,
+        agent=caller.agent,
+        credential=caller.credential,
+        detail={"path": file.path},
+    )
     if old:
         output.updated += 1
     else:

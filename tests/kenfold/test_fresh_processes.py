@@ -204,6 +204,30 @@ def key_revoke(fresh: Fresh) -> None:
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
 
 
+def key_quota(fresh: Fresh) -> None:
+    key, _ = keys.api_key_create(agent="claude-code")
+    out = fresh.manage("key", "quota", key.prefix, "--writes-per-minute", "7").stdout
+    assert out.strip() == (
+        f"Key {key.prefix}… of agent claude-code: 7 writes per minute (its own), "
+        "2000 memories per day (the default)."
+    )
+
+
+def memory_history(fresh: Fresh) -> None:
+    memory_id = services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT).id
+    events = [
+        json.loads(line)
+        for line in fresh.manage("memory", "history", memory_id, "--json").stdout.splitlines()
+    ]
+    assert [(event["action"], event["agent"]) for event in events] == [("created", "codex")]
+
+
+def audit(fresh: Fresh) -> None:
+    services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT)
+    out = fresh.manage("audit", "--agent", "codex").stdout
+    assert "Last 7 days, per credential:" in out and "1 created" in out
+
+
 def memory_list(fresh: Fresh) -> None:
     memory = remember(FLY)
     out = fresh.manage("memory", "list").stdout
@@ -435,6 +459,14 @@ def oauth_revoke(fresh: Fresh) -> None:
     assert OAuthGrant.objects.get(pk=granted.pk).revoke_reason == "revoked by the owner"
 
 
+def oauth_quota(fresh: Fresh) -> None:
+    granted = grant()
+    out = fresh.manage("oauth", "quota", str(granted.id)[:8], "--memories-per-day", "0").stdout
+    assert out.strip() == (
+        f"Grant {granted.id} (agent remote-agent): 120 writes per minute (the default), no limit (its own)."
+    )
+
+
 def password(fresh: Fresh) -> None:
     result = fresh.manage("password", "--stdin", input="a long owner password\n")
     assert "Owner password set" in result.stderr
@@ -464,11 +496,14 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("key", "create"): key_create,
     ("key", "list"): key_list,
     ("key", "revoke"): key_revoke,
+    ("key", "quota"): key_quota,
     ("memory", "list"): memory_list,
     ("memory", "review"): memory_review,
     ("memory", "approve"): memory_approve,
     ("memory", "reject"): memory_reject,
     ("memory", "forget"): memory_forget,
+    ("memory", "history"): memory_history,
+    ("audit", None): audit,
     ("refs", "status"): refs_status,
     ("export", None): export,
     ("import", None): import_,
@@ -487,6 +522,7 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("eval", "remove"): eval_remove,
     ("oauth", "clients"): oauth_clients,
     ("oauth", "revoke"): oauth_revoke,
+    ("oauth", "quota"): oauth_quota,
     ("password", None): password,
     ("mcp", None): mcp,
     ("serve", None): serve,

@@ -1,11 +1,12 @@
-"""`manage.py key create <agent> [--read-only] [--label L] | list [--all] | revoke <id|prefix>`."""
+"""`manage.py key create <agent> [--read-only] [--label L] | list [--all] | revoke <id|prefix>
+| quota <id|prefix> [--writes-per-minute N] [--memories-per-day N] [--reset]`."""
 
 from datetime import datetime
 
 from django.core.management.base import CommandParser
 
 from kenfold.management.base import KenfoldCommand
-from memories import keys
+from memories import keys, quotas
 
 
 class Command(KenfoldCommand):
@@ -23,6 +24,9 @@ class Command(KenfoldCommand):
         listing.add_argument("--all", action="store_true", help="include revoked keys")
         revoke = sub.add_parser("revoke", help="revoke a key by id or by its prefix")
         revoke.add_argument("ident", help="key id or prefix as shown by `key list`")
+        quota = sub.add_parser("quota", help="show or set a key's write quotas (0 = no limit)")
+        quota.add_argument("ident", help="key id or prefix as shown by `key list`")
+        add_quota_arguments(quota)
 
     def handle(self, *args: object, **options: object) -> None:
         getattr(self, f"_{options['action']}")(options)
@@ -57,6 +61,47 @@ class Command(KenfoldCommand):
     def _revoke(self, options: dict) -> None:
         key = keys.api_key_revoke(ident=options["ident"])
         self.stdout.write(f"Revoked key {key.prefix}… (id {key.id}) of agent {key.agent}.")
+
+    def _quota(self, options: dict) -> None:
+        key = keys.api_key_find(ident=options["ident"], action="set the quota of")
+        self.stdout.write(f"Key {key.prefix}… of agent {key.agent}: " + set_quota(f"key:{key.id}", options))
+
+
+def add_quota_arguments(parser: CommandParser) -> None:
+    parser.add_argument(
+        "--writes-per-minute", type=int, metavar="N", help="writes per UTC minute (0 = no limit)"
+    )
+    parser.add_argument(
+        "--memories-per-day", type=int, metavar="N", help="memories created per UTC day (0 = no limit)"
+    )
+    parser.add_argument(
+        "--reset", action="store_true", help="drop the credential's own limits: the defaults apply"
+    )
+
+
+def set_quota(credential: str, options: dict) -> str:
+    """Apply the quota options (if any) to `credential`; the limits in force, in words."""
+    if (
+        options["reset"]
+        or options["writes_per_minute"] is not None
+        or options["memories_per_day"] is not None
+    ):
+        quotas.quota_set(
+            credential=credential,
+            writes_per_minute=options["writes_per_minute"],
+            memories_per_day=options["memories_per_day"],
+            reset=options["reset"],
+        )
+    limits = quotas.quota_limits(credentials=[credential])[credential]
+
+    def said(value: int, own: bool, unit: str) -> str:
+        amount = "no limit" if value == 0 else f"{value} {unit}"
+        return f"{amount} ({'its own' if own else 'the default'})"
+
+    return (
+        f"{said(limits.writes_per_minute, limits.own_writes, 'writes per minute')}, "
+        f"{said(limits.memories_per_day, limits.own_memories, 'memories per day')}."
+    )
 
 
 def _when(value: datetime | None) -> str:

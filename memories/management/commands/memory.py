@@ -1,5 +1,6 @@
-"""`manage.py memory list|review|approve|reject|forget`: what the owner does that agents cannot."""
+"""`manage.py memory list|review|approve|reject|forget|history`: what the owner does that agents cannot."""
 
+import json
 import sys
 from typing import TextIO
 
@@ -8,7 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 from kenfold.caller import Caller
 from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
-from memories import selectors, services
+from memories import audit, selectors, services
 from memories.models import MemoryType, Status
 
 REVIEW_PROMPT = "[a]pprove, [r]eject, replace similar #[1-3], [s]kip, [q]uit: "
@@ -39,6 +40,9 @@ class Command(KenfoldCommand):
         forget = sub.add_parser("forget", help="soft-delete a memory")
         forget.add_argument("id")
         forget.add_argument("--reason", default="")
+        history = sub.add_parser("history", help="who did what to a memory: the audit trail, oldest first")
+        history.add_argument("id")
+        history.add_argument("--json", action="store_true", help="one JSON object per event")
 
     def handle(self, *args: object, **options: object) -> None:
         action = options["action"]
@@ -46,6 +50,8 @@ class Command(KenfoldCommand):
             self._list(options)
         elif action == "review":
             self._review(options.get("stdin") or sys.stdin)
+        elif action == "history":
+            self._history(options)
         elif action == "forget":
             result = services.memory_forget(
                 caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
@@ -73,6 +79,28 @@ class Command(KenfoldCommand):
             )
             if memory.status == Status.PROPOSED and memory.supersedes_id is not None:
                 self.stdout.write(f"{'':40}replaces {memory.supersedes_id} once approved")
+
+    def _history(self, options: dict) -> None:
+        memory, events = audit.memory_trail(memory_id=options["id"])
+        labels = audit.credential_labels(event.credential for event in events)
+        if options["json"]:
+            for event in events:
+                self.stdout.write(json.dumps(audit.event_json(event, labels)))
+            return
+        if memory is not None:
+            self.stdout.write(
+                f"{memory.id}  {memory.status}  {memory.type}  {memory.scope}  written by {memory.source_agent} "
+                f"at {memory.created_at:%Y-%m-%d %H:%M:%S} UTC"
+            )
+        if not events:
+            self.stdout.write("No changes recorded (it predates the audit trail).")
+        for event in events:
+            who = f"{labels[event.credential]} ({event.credential})" if event.credential else "no credential"
+            detail = ", ".join(f"{key}={value}" for key, value in sorted(event.detail.items()))
+            self.stdout.write(
+                f"{event.at:%Y-%m-%d %H:%M:%S}  {event.action:10}  {event.agent}  {who}"
+                + (f"  {detail}" if detail else "")
+            )
 
     def _decide(self, action: str, options: dict) -> None:
         failures = 0

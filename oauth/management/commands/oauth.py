@@ -1,4 +1,5 @@
-"""`manage.py oauth clients [--all] [--json] | revoke <grant|prefix>`: the remote clients the owner let in."""
+"""`manage.py oauth clients [--all] [--json] | revoke <grant|prefix> | quota <grant|prefix> [...]`: the remote
+clients the owner let in."""
 
 import json
 from datetime import datetime
@@ -6,6 +7,7 @@ from datetime import datetime
 from django.core.management.base import CommandParser
 
 from kenfold.management.base import KenfoldCommand
+from memories.management.commands.key import add_quota_arguments, set_quota
 from oauth import services
 
 
@@ -21,6 +23,10 @@ class Command(KenfoldCommand):
         revoke.add_argument(
             "grant", help="grant id, or its first characters (at least 4) as `oauth clients` shows"
         )
+
+        quota = sub.add_parser("quota", help="show or set a grant's write quotas (0 = no limit)")
+        quota.add_argument("grant", help="grant id, or its first characters (at least 4)")
+        add_quota_arguments(quota)
 
     def handle(self, *args: object, **options: object) -> None:
         getattr(self, f"_{options['action']}")(options)
@@ -65,6 +71,12 @@ class Command(KenfoldCommand):
         grant = services.grant_revoke(ident=options["grant"])
         self.stdout.write(
             f"Revoked grant {grant.id} (agent {grant.agent}); the client must be approved again to reconnect."
+        )
+
+    def _quota(self, options: dict) -> None:
+        grant = services.grant_find(ident=options["grant"])
+        self.stdout.write(
+            f"Grant {grant.id} (agent {grant.agent}): " + set_quota(f"grant:{grant.id}", options)
         )
 
 
