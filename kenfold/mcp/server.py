@@ -59,8 +59,7 @@ AsOf = Annotated[
     str | None,
     Field(
         max_length=40,
-        description="A past ISO date or time (UTC if no zone): memory as it was then, e.g. what was decided "
-        "before a change.",
+        description="A past ISO date or time (UTC if no zone): memory as it was then.",
     ),
 ]
 
@@ -237,8 +236,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
 
-        Returns, in priority order and within budget_tokens: `guidelines` (the project's rules for
-        what to remember: follow them), `preferences` (the user's approved
+        Returns, in priority order and within budget_tokens: `guidelines` (the project's rules
+        for memory: follow them), `preferences` (the user's approved
         preferences), `handoff` (the latest note another session left for this project that nobody has
         resumed yet, with next_steps), `recent` (the latest session summaries of the project), `project`
         (the project's rules and decisions) and `relevant` (memories matching `task`). Each memory
@@ -346,8 +345,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             Field(
                 min_length=multi_query.MIN_QUERIES,
                 max_length=multi_query.MAX_QUERIES,
-                description="Instead of query: the same question in "
-                f"{multi_query.MIN_QUERIES}-{multi_query.MAX_QUERIES} phrasings or languages, searched together.",
+                description=f"Instead of query: {multi_query.MIN_QUERIES}-{multi_query.MAX_QUERIES} phrasings "
+                "or languages of one question, searched together.",
             ),
         ] = None,
         types: Annotated[
