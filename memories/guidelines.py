@@ -40,9 +40,14 @@ def guidelines_current(*, scope: str) -> Memory | None:
     )
 
 
-def guidelines_set(*, project: str | None, content: str, actor: str, source: str) -> tuple[Memory, bool]:
+def guidelines_set(
+    *, project: str | None, content: str, actor: str, source: str, file_hash: str | None = None
+) -> tuple[Memory, bool]:
     """Make `content` the project's guidelines: a new version supersedes the current one (history kept);
-    the same text changes nothing. Returns the guidelines and whether they changed."""
+    the same text changes nothing. Returns the guidelines and whether they changed.
+
+    From docs sync (`file_hash`: the SHA-256 of KENFOLD.md), they carry the file's path and hash like a
+    synced page, so the next sync sends the file only when it changed, and retires them when it is gone."""
     scope = guidelines_scope(project)
     text = (content or "").replace("\x00", "").strip()
     if not text:
@@ -57,7 +62,14 @@ def guidelines_set(*, project: str | None, content: str, actor: str, source: str
     with transaction.atomic():
         xact_lock("guidelines", scope)
         current = guidelines_current(scope=scope)
+        attrs = {"kind": GUIDELINES_KIND, "source": source}
+        if file_hash is not None:
+            attrs |= {"path": GUIDELINES_FILE, "file_hash": file_hash}
         if current is not None and current.content == text:
+            if current.attrs != attrs:
+                # The same text from another file version or source: nothing new to serve.
+                Memory.objects.filter(pk=current.pk).update(attrs=attrs)
+                current.attrs = attrs
             return current, False
         if current is not None:
             Memory.objects.filter(pk=current.pk, status=Status.ACTIVE).update(
@@ -67,7 +79,7 @@ def guidelines_set(*, project: str | None, content: str, actor: str, source: str
             type=MemoryType.PROJECT,
             scope=scope,
             content=text,
-            attrs={"kind": GUIDELINES_KIND, "source": source},
+            attrs=attrs,
             source_agent=actor,
             trust=Trust.USER,
             status=Status.ACTIVE,

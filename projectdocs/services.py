@@ -200,6 +200,7 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
                         content="\n\n".join(chunk.content.strip() for chunk in file.chunks),
                         actor=caller.agent,
                         source="docs",
+                        file_hash=file.file_hash,
                     )
                 except InvalidInput as error:
                     # Too long or empty: refused alone, like a page holding a credential.
@@ -209,6 +210,10 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
                     output.updated += 1
                 else:
                     output.unchanged += 1
+                # Sections stored by a version that synced KENFOLD.md as a page: the guidelines replace them.
+                Memory.objects.filter(pk__in=[m.pk for m in current.get(file.path, [])]).update(
+                    status=Status.SUPERSEDED
+                )
                 continue
             created += _store_file(
                 caller=caller, scope=scope, file=file, old=current.get(file.path, []), output=output

@@ -19,6 +19,7 @@ from memories import selectors, services
 from memories.models import Memory
 from memories.schemas import MemoryView
 from projectdocs.schemas import DocsSyncInput
+from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
 
 pytestmark = pytest.mark.django_db
@@ -182,7 +183,7 @@ def test_get_context_as_of_is_the_past_context_and_never_a_delta() -> None:
     old = remember("Deploys run from main on Fridays.", at=timedelta(days=10))
     new = remember(DEPLOYS, at=timedelta(days=2), supersedes=old)
 
-    async def scenario(client: Client) -> tuple[dict, dict, str, str, str]:
+    async def scenario(client: Client) -> tuple[dict, dict, str, str, str, str]:
         past = await call(client, "get_context", project=PROJECT, task="deploy", as_of=day(timedelta(days=5)))
         present = await call(client, "get_context", project=PROJECT, task="deploy")
         mixed = await error(
@@ -190,9 +191,11 @@ def test_get_context_as_of_is_the_past_context_and_never_a_delta() -> None:
         )
         future = await error(client, "get_context", project=PROJECT, as_of=day(timedelta(days=-1)))
         garbled = await error(client, "recall", query="deploy", project=PROJECT, as_of="last tuesday")
-        return past, present, mixed, future, garbled
+        by_ids = await error(client, "recall", ids=[new], as_of=day(timedelta(days=5)))
+        return past, present, mixed, future, garbled, by_ids
 
-    past, present, mixed, future, garbled = in_memory(scenario)
+    past, present, mixed, future, garbled, by_ids = in_memory(scenario)
+    assert by_ids == "as_of applies to a search only: pass query with as_of, or ids without it"
     assert [view["id"] for view in past["project"]] == [old]
     assert "state" not in past
     assert [view["id"] for view in present["project"]] == [new] and present["state"]
@@ -307,11 +310,29 @@ def test_docs_sync_of_kenfold_md_sets_and_clears_the_guidelines() -> None:
             {"heading_path": ["Never store"], "content": "## Never store\n\nCustomer names."},
         ],
     }
+    # A section an earlier version stored when it synced KENFOLD.md as a page.
+    section = Memory.objects.create(
+        type="project",
+        scope="project:" + PROJECT,
+        content="# Memory in this project",
+        attrs={"kind": "doc", "path": "KENFOLD.md", "chunk_index": 0, "file_hash": "0" * 64},
+        source_agent="claude-code",
+        trust="external",
+    )
     synced = docs_sync(caller=caller, sync=DocsSyncInput(project=PROJECT, files=[page]))
     assert synced.updated == 1 and synced.sections_stored == 0
     [guidelines] = Memory.objects.filter(attrs__kind="guidelines", status="active")
     assert guidelines.content == "# Memory in this project\n\n## Never store\n\nCustomer names."
-    assert not Memory.objects.filter(attrs__kind="doc").exists()
+    assert guidelines.trust == "user" and guidelines.source_agent == "claude-code"
+    section.refresh_from_db()
+    assert section.status == "superseded"
+    # Listed like a page, so the client sends it again only when it changes, and retires it when gone.
+    assert [(held.path, held.file_hash) for held in docs_files(project=PROJECT).files] == [
+        ("KENFOLD.md", "1" * 64)
+    ]
+    again = docs_sync(caller=caller, sync=DocsSyncInput(project=PROJECT, files=[page]))
+    assert (again.updated, again.unchanged) == (0, 1)
     cleared = docs_sync(caller=caller, sync=DocsSyncInput(project=PROJECT, deleted=["KENFOLD.md"]))
     assert cleared.retired == 1
     assert not Memory.objects.filter(attrs__kind="guidelines", status="active").exists()
+    assert docs_files(project=PROJECT).files == []
