@@ -1,26 +1,27 @@
 """Several phrasings at once, what was served on a date, and the project's guidelines (issue 39, items 3-5),
 through the SDK's in-memory client on the test database (see test_in_memory)."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.core.management import call_command
 from mcp import Client
 
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.mcp.server import build_server
 from memories import selectors, services
 from memories.models import Memory
 from memories.schemas import MemoryView
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
+
+from .support import call, call_error
+from .test_in_memory import in_memory
 
 pytestmark = pytest.mark.django_db
 
@@ -35,27 +36,6 @@ UNKNOWN_ID = "0199a1b2-0000-7000-8000-000000000001"
 def no_embeddings(provider_env: Callable[..., None]) -> None:
     # Full-text search alone: what each test finds follows from the words, whatever models are installed.
     provider_env(KENFOLD_EMBED="off")
-
-
-def in_memory(scenario: Callable[[Client], Awaitable[Any]]) -> Any:
-    async def connected() -> Any:
-        async with Client(build_server(agent=AGENT)) as client:
-            return await scenario(client)
-
-    return async_to_sync(connected)()
-
-
-async def call(client: Client, tool: str, **arguments: object) -> dict:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-async def error(client: Client, tool: str, **arguments: object) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error
-    return result.content[0].text  # type: ignore[union-attr]
 
 
 def remember(content: str, *, at: timedelta, supersedes: str | None = None, **extra: Any) -> str:
@@ -102,11 +82,11 @@ def test_queries_fuse_the_answers_of_each_phrasing() -> None:
 def test_query_and_queries_are_exclusive_and_queries_are_bounded() -> None:
     async def scenario(client: Client) -> list[str]:
         return [
-            await error(client, "recall", query="refunds", queries=["refunds", "payments"]),
-            await error(client, "recall", queries=["refunds"]),
-            await error(client, "recall", queries=["a", "b", "c", "d", "e", "f"]),
-            await error(client, "recall", queries=["refunds", "  "]),
-            await error(client, "recall", ids=[UNKNOWN_ID], queries=["refunds", "payments"]),
+            await call_error(client, "recall", query="refunds", queries=["refunds", "payments"]),
+            await call_error(client, "recall", queries=["refunds"]),
+            await call_error(client, "recall", queries=["a", "b", "c", "d", "e", "f"]),
+            await call_error(client, "recall", queries=["refunds", "  "]),
+            await call_error(client, "recall", ids=[UNKNOWN_ID], queries=["refunds", "payments"]),
         ]
 
     both, one, six, empty, with_ids = in_memory(scenario)
@@ -186,12 +166,12 @@ def test_get_context_as_of_is_the_past_context_and_never_a_delta() -> None:
     async def scenario(client: Client) -> tuple[dict, dict, str, str, str, str]:
         past = await call(client, "get_context", project=PROJECT, task="deploy", as_of=day(timedelta(days=5)))
         present = await call(client, "get_context", project=PROJECT, task="deploy")
-        mixed = await error(
+        mixed = await call_error(
             client, "get_context", project=PROJECT, state=present["state"], as_of=day(timedelta(days=5))
         )
-        future = await error(client, "get_context", project=PROJECT, as_of=day(timedelta(days=-1)))
-        garbled = await error(client, "recall", query="deploy", project=PROJECT, as_of="last tuesday")
-        by_ids = await error(client, "recall", ids=[new], as_of=day(timedelta(days=5)))
+        future = await call_error(client, "get_context", project=PROJECT, as_of=day(timedelta(days=-1)))
+        garbled = await call_error(client, "recall", query="deploy", project=PROJECT, as_of="last tuesday")
+        by_ids = await call_error(client, "recall", ids=[new], as_of=day(timedelta(days=5)))
         return past, present, mixed, future, garbled, by_ids
 
     past, present, mixed, future, garbled, by_ids = in_memory(scenario)
