@@ -45,7 +45,8 @@ _STAGING = {
         line integer, id uuid, type text, scope text, content text, attrs jsonb, source_agent text,
         source_session text, evidence_uri text, trust text, confidence double precision, status text,
         supersedes uuid, valid_from timestamptz, valid_to timestamptz, expires_at timestamptz,
-        created_at timestamptz, updated_at timestamptz, code_state text
+        created_at timestamptz, updated_at timestamptz, code_state text, active_from timestamptz,
+        ended_at timestamptz
     ) ON COMMIT DROP""",
     "edge": """CREATE TEMP TABLE archive_edge (
         src uuid, relation text, dst uuid, weight double precision, source_agent text, created_at timestamptz
@@ -205,13 +206,14 @@ WHERE s.status = '{Status.ACTIVE.value}' AND s.type = '{MemoryType.PREFERENCE.va
 # Each statement returns what it inserted; what it left out is counted from the staging table.
 _INSERT_MEMORIES = """
 INSERT INTO memory (id, type, scope, content, attrs, source_agent, source_session, evidence_uri, trust,
-    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state)
+    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state,
+    active_from, ended_at)
 SELECT s.id, s.type, s.scope, s.content, s.attrs, s.source_agent, s.source_session, s.evidence_uri, s.trust,
     s.confidence, s.status,
     -- The foreign key is checked at commit, so a link to a later record of the archive is fine.
     CASE WHEN EXISTS (SELECT 1 FROM archive_memory t WHERE t.id = s.supersedes)
           OR EXISTS (SELECT 1 FROM memory m WHERE m.id = s.supersedes) THEN s.supersedes END,
-    s.valid_from, s.valid_to, s.expires_at, s.created_at, s.updated_at, s.code_state
+    s.valid_from, s.valid_to, s.expires_at, s.created_at, s.updated_at, s.code_state, s.active_from, s.ended_at
 FROM archive_memory s
 WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.id = s.id)
 ORDER BY s.line

@@ -59,8 +59,17 @@ def unexpired_sql(alias: str, now_param: str = "now") -> str:
     return f"({alias}.expires_at IS NULL OR {alias}.expires_at > %({now_param})s)"
 
 
-def served_sql(alias: str, now_param: str = "now") -> str:
-    return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
+def served_sql(alias: str, now_param: str = "now", *, history: bool = False) -> str:
+    """Served at `now_param`. With `history` (an `as_of` read), `now_param` is a past time and the test is
+    what was served then: active since before it (active_from) and not retired (ended_at) or expired by it.
+    A retired memory whose end is unknown (ended_at NULL, rows older than the column) counts as never
+    served, so history never shows more than was served."""
+    if not history:
+        return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
+    return (
+        f"{alias}.active_from <= %({now_param})s AND ({alias}.ended_at > %({now_param})s "
+        f"OR ({alias}.ended_at IS NULL AND {alias}.status = '{Status.ACTIVE}')) AND {unexpired_sql(alias, now_param)}"
+    )
 
 
 # The generated search columns and the deduplication key: no view shows them (MemoryQuerySet.for_views).
@@ -113,6 +122,12 @@ class Memory(models.Model):
     created_at = models.DateTimeField(db_default=Now())
     # Kept current by the kenfold_touch_updated_at trigger, so raw SQL updates are stamped too.
     updated_at = models.DateTimeField(db_default=Now())
+    # When the memory was first served (created active, or approved) and when it stopped being served
+    # (superseded, forgotten, rejected): what recall and get_context's `as_of` read. Set by the
+    # kenfold_serving_interval trigger on every change of status, so every writer (consolidation, docs
+    # sync, imports, psql) records them; expiry needs no column, expires_at is its time.
+    active_from = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
 
     content_tsv = models.GeneratedField(
         expression=SearchTsVector(F("content"), F("attrs")), output_field=SearchVectorField(), db_persist=True

@@ -18,7 +18,8 @@ from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
-from memories import extensions, search
+from memories import extensions, multi_query, search
+from memories.history import parse_as_of
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
@@ -41,6 +42,10 @@ MIN_BUDGET_TOKENS = 200
 MAX_BUDGET_TOKENS = 32000
 RECENT_SESSIONS = 3
 RECENT_CONTENT_CHARS = 800
+# The most of a get_context budget the project's guidelines may take: longer guidelines are cut (with a
+# note saying how to read them whole), so the memories after them always keep half of the room.
+GUIDELINES_SHARE = 0.5
+GUIDELINES_CUT_NOTE = '\n\n[… cut to fit the budget; recall with ids=["{id}"] reads the whole guidelines]'
 SECTION_LIMIT = 50
 MAX_RELATED_DEPTH = 3
 # Projects a tool answer lists: enough for one person's repositories, short enough to cost few tokens.
@@ -110,36 +115,55 @@ def memory_recall(
     *,
     caller: Caller,
     query: str | None = None,
+    queries: list[str] | None = None,
     ids: list[str] | None = None,
     known_hashes: dict[str, str] | None = None,
     types: list[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
     related_depth: int | None = None,
+    as_of: str | None = None,
     options: SearchOptions | None = None,
 ) -> RecallOutput:
-    """Search memory in natural language (`query`), the project's and user-wide memories, best first; or
-    load exact memories by `ids` (memories_load).
+    """Search memory in natural language (`query`, or 2-5 phrasings of one question in `queries`, each
+    searched and the answers fused: memories.multi_query), the project's and user-wide memories, best
+    first; or load exact memories by `ids` (memories_load).
 
     With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
-    `relates_to`, up to that many hops. `options` switches pipeline stages off for the evaluation
-    harness; agents always get the full pipeline.
+    `relates_to`, up to that many hops. With `as_of`, the search reads the memories served at that past
+    time (memories.history). `options` switches pipeline stages off for the evaluation harness; agents
+    always get the full pipeline.
     """
     if ids is not None or known_hashes is not None:
-        if query is not None or types or limit:
+        if query is not None or queries is not None or types or limit:
             raise InvalidInput(
                 "pass either query (to search) or ids (to load those memories), not both; types and limit "
                 "apply to a search only"
             )
+        if as_of is not None:
+            raise InvalidInput("as_of applies to a search only: pass query with as_of, or ids without it")
         return memories_load(ids=ids or [], known_hashes=known_hashes, project=project)
-    if query is None:
+    if query is not None and queries is not None:
+        raise InvalidInput(
+            "pass query (one question) or queries (several phrasings of one question), not both"
+        )
+    if query is None and queries is None:
         raise InvalidInput("pass query to search memory, or ids to load memories you know the ids of")
-    cleaned = _clean_query(query, field="query", required=True)
+    phrasings = _phrasings(query, queries)
     if related_depth is not None and not 0 <= related_depth <= MAX_RELATED_DEPTH:
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
-    views = retrieve(
-        query=cleaned, scopes=read_scopes(project), types=_types(types), limit=_limit(limit), options=options
-    )
+    moment = parse_as_of(as_of, now=clock.now())
+    scopes, wanted_types, wanted = read_scopes(project), _types(types), _limit(limit)
+
+    def retrieve_one(text: str, depth: int) -> list[MemoryView]:
+        return retrieve(
+            query=text, scopes=scopes, types=wanted_types, limit=depth, options=options, as_of=moment
+        )
+
+    if len(phrasings) == 1:
+        views = retrieve_one(phrasings[0], wanted)
+    else:
+        views = multi_query.retrieve_many(queries=phrasings, limit=wanted, retrieve_one=retrieve_one)
     if related_depth:
         _attach_related(views, depth=related_depth)
     projects, hint = project_guide(
@@ -149,6 +173,21 @@ def memory_recall(
         found_scopes={view.scope for view in views},
     )
     return RecallOutput(memories=views, projects=projects, hint=hint)
+
+
+def _phrasings(query: str | None, queries: list[str] | None) -> list[str]:
+    """The question's phrasings, cleaned, each once (two that clean to the same text are one search)."""
+    if queries is None:
+        return [_clean_query(query, field="query", required=True)]
+    if not multi_query.MIN_QUERIES <= len(queries) <= multi_query.MAX_QUERIES:
+        raise InvalidInput(
+            f"queries takes {multi_query.MIN_QUERIES} to {multi_query.MAX_QUERIES} phrasings of one "
+            "question; for a single one pass query"
+        )
+    cleaned = [
+        _clean_query(text, field=f"queries[{index}]", required=True) for index, text in enumerate(queries)
+    ]
+    return list(dict.fromkeys(cleaned))
 
 
 def _attach_related(views: list[MemoryView], *, depth: int) -> None:
@@ -302,6 +341,18 @@ def _recent_view(memory: Memory) -> MemoryView:
     return view
 
 
+def _guidelines_view(memory: Memory, *, share: int) -> MemoryView:
+    """The guidelines as served first: whole when they fit `share` tokens, else cut to fit with a note."""
+    view = memory_view(memory)
+    if estimate_tokens(view) <= share:
+        return view
+    note = GUIDELINES_CUT_NOTE.format(id=view.id)
+    # estimate_tokens counts about three bytes per token after 40 tokens of framing.
+    room = max(0, (share - 40) * 3 - len(view.scope.encode()) - len(note.encode()))
+    view.content = view.content.encode()[:room].decode(errors="ignore").rstrip() + note
+    return view
+
+
 def context_get(
     *,
     caller: Caller,
@@ -309,18 +360,21 @@ def context_get(
     project: str | None = None,
     budget_tokens: int | None = None,
     held: dict[str, str] | None = None,
+    as_of: datetime | None = None,
 ) -> GetContextOutput:
     """Everything an agent should know at the start of a task, within a token budget.
 
-    With `held` (what an earlier answer left the agent holding, memories.delta), memories it holds
-    unchanged come as references and `removed` lists those it holds that are no longer served.
+    The project's guidelines come first, within GUIDELINES_SHARE of the budget. With `held` (what an
+    earlier answer left the agent holding, memories.delta), memories it holds unchanged come as
+    references and `removed` lists those it holds that are no longer served. With `as_of` (a past time),
+    the context as it was served then.
     """
     budget = _budget(budget_tokens)
     scope = scope_for_project(project)
     scopes = read_scopes(project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget, held or {})
-    now = clock.now()
+    now = as_of or clock.now()
     served = Memory.objects.served(now).for_views()
     removed = None
     if held is not None:
@@ -339,9 +393,16 @@ def context_get(
         limit=SECTION_LIMIT,
         recent=RECENT_SESSIONS,
         rules=scope != USER_SCOPE,
+        history=as_of is not None,
     )
     handoff = sections.handoff
+    guidelines = sections.guidelines
     output = GetContextOutput(
+        guidelines=(
+            (packer.take([_guidelines_view(guidelines, share=int(budget * GUIDELINES_SHARE))]) or [None])[0]
+            if guidelines
+            else None
+        ),
         preferences=packer.take([memory_view(m) for m in sections.preferences]),
         handoff=(packer.take([memory_view(handoff)]) or [None])[0] if handoff else None,
         recent=packer.take([_recent_view(m) for m in sections.recent]),
@@ -355,12 +416,20 @@ def context_get(
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
     relevant = (
-        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT) if task_query else []
+        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT, as_of=as_of)
+        if task_query
+        else []
     )
     output.relevant = packer.take(relevant)
     output.truncated = packer.truncated or None
     output.removed = removed
-    found = [*sections.preferences, *([handoff] if handoff else []), *sections.recent, *sections.rules]
+    found = [
+        *sections.preferences,
+        *([handoff] if handoff else []),
+        *sections.recent,
+        *sections.rules,
+        *([guidelines] if guidelines else []),
+    ]
     output.projects, output.hint = project_guide(
         scope=scope,
         now=now,

@@ -26,8 +26,9 @@ from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
+from memories.history import parse_as_of
 from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
-from memories.presenters import HANDOFF_KIND, memory_view
+from memories.presenters import GUIDELINES_KIND, HANDOFF_KIND, memory_view
 from memories.quotas import quota_charge
 from memories.schemas import (
     ForgetOutput,
@@ -320,6 +321,9 @@ def _remember_superseding(
         type_source = "agent"
         if type is None:
             type, type_source = target.type, "superseded"
+        # A new version of the project's guidelines stays the guidelines once the owner approves it (a
+        # replacement of a memory the owner wrote is always proposed: _needs_review).
+        kind = {"kind": GUIDELINES_KIND} if (target.attrs or {}).get("kind") == GUIDELINES_KIND else {}
         if type == target.type and target.same_content:
             # Replacing a statement with itself changes nothing.
             return RememberOutput(
@@ -332,7 +336,7 @@ def _remember_superseding(
             scope=scope,
             ttl=ttl,
             session_id=session_id,
-            attrs={"type_source": type_source},
+            attrs={"type_source": type_source} | kind,
             supersedes=target,
         )
     return _remember_output(memory)
@@ -373,7 +377,7 @@ def _insert(
     # approves the new memory (memory_approve retires it then).
     if supersedes is not None and memory.status == Status.ACTIVE:
         retired = Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(
-            status=Status.SUPERSEDED
+            status=Status.SUPERSEDED, ended_at=now
         )
         # A handoff retired its predecessors itself (and recorded it); only a change here is recorded.
         if retired:
@@ -525,7 +529,7 @@ def handoff_create(
         )
         newest = previous.first()
         retired = list(previous.values_list("id", flat=True))
-        previous.update(status=Status.SUPERSEDED)
+        previous.update(status=Status.SUPERSEDED, ended_at=clock.now())
         audit_record(
             action=MemoryAction.SUPERSEDED,
             memory_ids=retired,
@@ -593,9 +597,9 @@ def _deletion_record(*, by: str, reason: str | None) -> dict[str, str]:
 def _mark_deleted(*, memory_id: uuid.UUID, record: dict[str, str]) -> bool:
     """Soft-delete a memory not yet deleted, adding `record` to its attrs; whether a row changed."""
     changed = server_bound(
-        f"UPDATE memory SET status = '{Status.DELETED}', attrs = coalesce(attrs, '{{}}'::jsonb) || %(record)s::jsonb "
-        f"WHERE id = %(id)s AND status <> '{Status.DELETED}' RETURNING id",
-        {"id": memory_id, "record": Jsonb(record)},
+        f"UPDATE memory SET status = '{Status.DELETED}', attrs = coalesce(attrs, '{{}}'::jsonb) || %(record)s::jsonb, "
+        f"ended_at = %(now)s WHERE id = %(id)s AND status <> '{Status.DELETED}' RETURNING id",
+        {"id": memory_id, "record": Jsonb(record), "now": clock.now()},
         prepare=True,
     )
     return bool(changed)
@@ -652,7 +656,7 @@ def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = 
                     )
                 memory.supersedes = old
             if old is not None and old.status == Status.ACTIVE:
-                Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED)
+                Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED, ended_at=clock.now())
                 audit_record(
                     action=MemoryAction.SUPERSEDED,
                     memory_ids=[old.pk],
@@ -661,8 +665,9 @@ def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = 
                 )
         memory.status = Status.ACTIVE
         memory.trust = Trust.USER
+        memory.active_from = clock.now()
         memory.attrs = (memory.attrs or {}) | {"approved_by": actor}
-        memory.save(update_fields=["status", "trust", "supersedes", "attrs"])
+        memory.save(update_fields=["status", "trust", "supersedes", "attrs", "active_from"])
         audit_record(action=MemoryAction.APPROVED, memory_ids=[memory.pk], agent=actor)
     return memory
 
@@ -702,8 +707,12 @@ def context_deliver(
     project: str | None = None,
     budget_tokens: int | None = None,
     state: str | None = None,
+    as_of: str | None = None,
 ) -> GetContextOutput:
     """get_context as agents call it: the context (selectors.context_get) and a `state` for the next call.
+
+    With `as_of`, the context as it was served at that past time, without a state: an agent holding a
+    past answer does not hold what is served now, so it must never become the base of a delta.
 
     With `state`, memories the agent already holds unchanged come as references, and `removed` names
     those it holds that were retired since. The new state stands for everything the agent then holds:
@@ -715,6 +724,13 @@ def context_deliver(
     """
     now = clock.now()
     scope = scope_for_project(project)
+    moment = parse_as_of(as_of, now=now)
+    if moment is not None:
+        if state is not None:
+            raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
+        return selectors.context_get(
+            caller=caller, task=task, project=project, budget_tokens=budget_tokens, as_of=moment
+        )
     held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
     output = selectors.context_get(
         caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held

@@ -8,6 +8,9 @@ kept), unchanged sections stay as they are, sections the page lost are retired a
 page's sections are retired as deleted. `relates_to` becomes typed edges (`relates_to:<type>`) from each
 section of a page to the first section of the page it names, rebuilt after every sync so that they
 always join the current sections.
+
+KENFOLD.md at the repository's root is not stored as sections: it becomes the project's memory
+guidelines (memories.guidelines), served first by get_context; deleting it clears them.
 """
 
 import logging
@@ -31,6 +34,7 @@ from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import extensions
 from memories.audit import audit_record
+from memories.guidelines import GUIDELINES_FILE, guidelines_clear, guidelines_set
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
 from memories.quotas import quota_charge
@@ -191,10 +195,34 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
         xact_lock("docs sync", scope)
         current = _current_sections(scope=scope, paths=[*paths, *sync.deleted])
         for file in accepted:
+            if file.path == GUIDELINES_FILE:
+                try:
+                    _memory, changed = guidelines_set(
+                        project=sync.project,
+                        content="\n\n".join(chunk.content.strip() for chunk in file.chunks),
+                        actor=caller.agent,
+                        source="docs",
+                        file_hash=file.file_hash,
+                    )
+                except InvalidInput as error:
+                    # Too long or empty: refused alone, like a page holding a credential.
+                    output.refused.append(RefusedFile(path=file.path, error=error.message))
+                    continue
+                if changed:
+                    output.updated += 1
+                else:
+                    output.unchanged += 1
+                # Sections stored by a version that synced KENFOLD.md as a page: the guidelines replace them.
+                Memory.objects.filter(pk__in=[m.pk for m in current.get(file.path, [])]).update(
+                    status=Status.SUPERSEDED
+                )
+                continue
             created += _store_file(
                 caller=caller, scope=scope, file=file, old=current.get(file.path, []), output=output
             )
         for path in sync.deleted:
+            if path == GUIDELINES_FILE and guidelines_clear(project=sync.project, actor=caller.agent):
+                output.retired += 1
             sections = current.get(path, [])
             if sections:
                 for memory in sections:
