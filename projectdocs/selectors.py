@@ -2,15 +2,18 @@
 
 from collections import Counter
 
+from kenfold.caller import Caller
+from memories import access
 from memories.models import Memory, MemoryType, Status
 from memories.presenters import DOC_KIND
 from projectdocs.schemas import DocFilesOutput, DocFileState
 from projectdocs.services import docs_scope
 
 
-def docs_files(*, project: str | None) -> DocFilesOutput:
+def docs_files(*, caller: Caller, project: str | None) -> DocFilesOutput:
     """Each page of the project's served docs with the hash of the file it was synced from."""
     scope = docs_scope(project)
+    access.require_scope(caller=caller, scope=scope, write=False)
     rows = (
         Memory.objects.filter(
             scope=scope, type=MemoryType.PROJECT, status=Status.ACTIVE, attrs__kind=DOC_KIND
