@@ -19,6 +19,7 @@ from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_s
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
+from memories import access
 from memories.models import Memory
 from memories.quotas import quota_charge
 
@@ -75,6 +76,7 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
     """Apply one client's findings at `check.commit`, in one transaction; validates everything first."""
     caller.require_write("refs check")
     scope = project_scope(check.project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     if not is_commit(check.commit):
         raise InvalidInput("commit must be the checked commit's id: 7-64 lowercase hex digits")
     for index, result in enumerate(check.results):

@@ -45,6 +45,7 @@ urlpatterns = [
     path("dashboard/clients", _get(views.clients)),
     path("dashboard/clients/keys", _post(views.key_create)),
     path("dashboard/clients/keys/<uuid:key_id>/revoke", _post(views.key_revoke)),
+    path("dashboard/clients/keys/<uuid:key_id>/projects", _post(views.key_projects)),
     path("dashboard/clients/grants/<uuid:grant_id>/revoke", _post(views.grant_revoke_view)),
     path("dashboard/proposals", _get(views.proposals)),
     path("dashboard/proposals/<str:proposal_id>/apply", _post(views.proposal_apply)),

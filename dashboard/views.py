@@ -23,6 +23,7 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
 from memories import audit, keys, quotas, selectors, services
+from memories.access import limit_summary
 from memories.models import MemoryType, Status
 from oauth.services import grant_list, grant_revoke
 
@@ -365,18 +366,28 @@ def _mcp_url(request: HttpRequest) -> str:
     return f"{base}/mcp"
 
 
+def _listed_projects(request: HttpRequest) -> list[str]:
+    """The projects typed in a form, one per line; none means every project."""
+    return [line for line in (request.POST.get("projects") or "").splitlines() if line.strip()]
+
+
 def key_create(request: HttpRequest) -> HttpResponse:
     agent = (request.POST.get("agent") or "").strip()
     label = request.POST.get("label") or ""
     access = request.POST.get("access")
+    typed = {"agent": agent, "label": label, "projects": request.POST.get("projects") or ""}
     if access not in ("read", "write"):
-        return _clients_page(
-            request, problem="Choose read-only or read and write access.", agent=agent, label=label
-        )
+        return _clients_page(request, problem="Choose read-only or read and write access.", **typed)
     try:
-        key, raw = keys.api_key_create(agent=agent, read_only=access == "read", label=label)
+        key, raw = keys.api_key_create(
+            agent=agent,
+            read_only=access == "read",
+            label=label,
+            projects=_listed_projects(request),
+            user_memories="no_user_memories" not in request.POST,
+        )
     except KenfoldError as exc:
-        return _clients_page(request, problem=exc.message, agent=agent, label=label)
+        return _clients_page(request, problem=exc.message, **typed)
     # The key is shown on this response only (no-store, no redirect): only its hash is kept.
     lines = connect_lines(agent=key.agent, raw_key=raw, mcp_url=_mcp_url(request))
     return _clients_page(request, created=key, raw_key=raw, connect_lines=lines)
@@ -392,6 +403,26 @@ def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
         else:
             key = keys.api_key_revoke(ident=str(before.pk))
             _flash(request, "ok", f"Revoked the key {key.prefix}… of {key.agent}; it stops working now.")
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+    return HttpResponseRedirect(PREFIX + "clients", status=303)
+
+
+def key_projects(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+    """Change the projects a key reaches (none listed: every project), without a new key."""
+    listed = _listed_projects(request)
+    try:
+        key = keys.api_key_limit(
+            ident=str(key_id),
+            set_to=listed or None,
+            all_projects=not listed,
+            user_memories="no_user_memories" not in request.POST,
+        )
+        _flash(
+            request,
+            "ok",
+            f"The key {key.prefix}… of {key.agent} now reaches {limit_summary(key.projects, key.user_memories)}.",
+        )
     except KenfoldError as exc:
         _flash(request, "error", exc.message)
     return HttpResponseRedirect(PREFIX + "clients", status=303)

@@ -7,6 +7,7 @@ the server is not the only thing that ever writes to this database (imports, psq
 import uuid
 from datetime import datetime
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -264,6 +265,12 @@ class ApiKey(models.Model):
     # The owner's own words for where the key is used ("laptop", "CI"), so two keys of one agent can be
     # told apart in listings; never used for identity.
     label = models.TextField(default="", db_default="", blank=True)
+    # The projects (normalized identities, kenfold_common.identity) the key may read and write; NULL for
+    # every project. Memories of other projects do not exist for it (memories.access).
+    projects = ArrayField(models.TextField(), null=True, blank=True)
+    # Whether the key reads user-wide memories (the owner's preferences); a project-limited key never
+    # writes them.
+    user_memories = models.BooleanField(default=True, db_default=True)
     created_at = models.DateTimeField(db_default=Now())
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -279,6 +286,10 @@ class ApiKey(models.Model):
             models.CheckConstraint(
                 condition=models.lookups.LessThanOrEqual(models.functions.Length("label"), 64),
                 name="api_key_label_length",
+            ),
+            # An empty list would read as "no project" to one reader and "every project" to another.
+            models.CheckConstraint(
+                condition=Q(projects__isnull=True) | ~Q(projects=[]), name="api_key_projects_not_empty"
             ),
         ]
         indexes = [models.Index(fields=["agent"], name="api_key_agent")]

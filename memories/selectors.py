@@ -18,7 +18,7 @@ from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
-from memories import extensions, multi_query, search
+from memories import access, extensions, multi_query, search
 from memories.history import parse_as_of
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import memory_view, view_hash
@@ -84,6 +84,18 @@ def read_scopes(project: str | None) -> list[str]:
     return [USER_SCOPE] if scope == USER_SCOPE else [USER_SCOPE, scope]
 
 
+def caller_read_scopes(*, caller: Caller, project: str | None) -> tuple[str, list[str]]:
+    """The scope of `project` and the scopes a read of it covers, as far as the caller may read them.
+
+    A project outside a limited credential's projects is refused (memories.access); without a project,
+    a credential kept from user-wide memories reads nothing but still gets the list of its projects.
+    """
+    scope = scope_for_project(project)
+    if scope != USER_SCOPE:
+        access.require_scope(caller=caller, scope=scope, write=False)
+    return scope, access.readable_scopes(caller, read_scopes(project))
+
+
 def _clean_query(text: str | None, *, field: str, required: bool) -> str:
     query = (text or "").replace("\x00", " ").strip()[:MAX_QUERY_CHARS]
     if required and not query:
@@ -142,7 +154,7 @@ def memory_recall(
             )
         if as_of is not None:
             raise InvalidInput("as_of applies to a search only: pass query with as_of, or ids without it")
-        return memories_load(ids=ids or [], known_hashes=known_hashes, project=project)
+        return memories_load(caller=caller, ids=ids or [], known_hashes=known_hashes, project=project)
     if query is not None and queries is not None:
         raise InvalidInput(
             "pass query (one question) or queries (several phrasings of one question), not both"
@@ -153,21 +165,26 @@ def memory_recall(
     if related_depth is not None and not 0 <= related_depth <= MAX_RELATED_DEPTH:
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
     moment = parse_as_of(as_of, now=clock.now())
-    scopes, wanted_types, wanted = read_scopes(project), _types(types), _limit(limit)
+    scope, scopes = caller_read_scopes(caller=caller, project=project)
+    wanted_types, wanted = _types(types), _limit(limit)
 
     def retrieve_one(text: str, depth: int) -> list[MemoryView]:
         return retrieve(
             query=text, scopes=scopes, types=wanted_types, limit=depth, options=options, as_of=moment
         )
 
-    if len(phrasings) == 1:
+    if not scopes:
+        # A credential limited away from everything asked for reads nothing (memories.access).
+        views = []
+    elif len(phrasings) == 1:
         views = retrieve_one(phrasings[0], wanted)
     else:
         views = multi_query.retrieve_many(queries=phrasings, limit=wanted, retrieve_one=retrieve_one)
     if related_depth:
         _attach_related(views, depth=related_depth)
     projects, hint = project_guide(
-        scope=scope_for_project(project),
+        caller=caller,
+        scope=scope,
         now=clock.now(),
         user_wide_listing=False,
         found_scopes={view.scope for view in views},
@@ -232,13 +249,14 @@ def related_docs(*, scope: str, path: str, depth: int, now: datetime) -> list[Re
 
 
 def memories_load(
-    *, ids: list[str], known_hashes: dict[str, str] | None = None, project: str | None = None
+    *, caller: Caller, ids: list[str], known_hashes: dict[str, str] | None = None, project: str | None = None
 ) -> RecallOutput:
     """Exact load: the memories with these ids, whole, in the order asked, each with its content_hash.
 
     No search, embedding or ranking. An id that is not served in the project or user-wide (unknown,
     forgotten, superseded, expired, or another project's: these look alike, so no other scope's ids
-    leak) is listed in `missing`, never silently dropped. A memory whose hash the caller already holds
+    leak, nor any memory outside a limited credential's projects) is listed in `missing`, never silently
+    dropped. A memory whose hash the caller already holds
     (`known_hashes`) comes back as a reference with `changed: false`.
     """
     if not ids:
@@ -248,6 +266,7 @@ def memories_load(
     wanted = list(
         dict.fromkeys(str(parse_memory_id(value, field=f"ids[{i}]")) for i, value in enumerate(ids))
     )
+    _scope, scopes = caller_read_scopes(caller=caller, project=project)
     known = {}
     for key, value in (known_hashes or {}).items():
         memory_id = str(parse_memory_id(key, field="known_hashes"))
@@ -256,7 +275,7 @@ def memories_load(
         known[memory_id] = value
     found = {
         str(memory.id): memory
-        for memory in Memory.objects.served(clock.now()).filter(id__in=wanted, scope__in=read_scopes(project))
+        for memory in Memory.objects.served(clock.now()).filter(id__in=wanted, scope__in=scopes)
     }
     views = extensions.views_presented([memory_view(found[key]) for key in wanted if key in found])
     memories: list[MemoryItem] = []
@@ -370,8 +389,7 @@ def context_get(
     the context as it was served then.
     """
     budget = _budget(budget_tokens)
-    scope = scope_for_project(project)
-    scopes = read_scopes(project)
+    scope, scopes = caller_read_scopes(caller=caller, project=project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget, held or {})
     now = as_of or clock.now()
@@ -386,14 +404,19 @@ def context_get(
         # Sent like references, so paid for like them.
         packer.spend(sum((len(key) // 3 + 4) for key in removed))
 
-    sections = search.context_sections(
-        scope=scope,
-        scopes=scopes,
-        now=now,
-        limit=SECTION_LIMIT,
-        recent=RECENT_SESSIONS,
-        rules=scope != USER_SCOPE,
-        history=as_of is not None,
+    # Without a project, a credential kept from user-wide memories gets none of the scope's sections.
+    sections = (
+        search.context_sections(
+            scope=scope,
+            scopes=scopes,
+            now=now,
+            limit=SECTION_LIMIT,
+            recent=RECENT_SESSIONS,
+            rules=scope != USER_SCOPE,
+            history=as_of is not None,
+        )
+        if scope in scopes
+        else search.ContextSections(preferences=[], handoff=None, recent=[], rules=[])
     )
     handoff = sections.handoff
     guidelines = sections.guidelines
@@ -417,7 +440,7 @@ def context_get(
         output.project = packer.take(rule_views)
     relevant = (
         retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT, as_of=as_of)
-        if task_query
+        if task_query and scopes
         else []
     )
     output.relevant = packer.take(relevant)
@@ -431,6 +454,7 @@ def context_get(
         *([guidelines] if guidelines else []),
     ]
     output.projects, output.hint = project_guide(
+        caller=caller,
         scope=scope,
         now=now,
         user_wide_listing=True,
@@ -439,13 +463,17 @@ def context_get(
     return output
 
 
-def project_list(*, now: datetime, limit: int = PROJECTS_LISTED) -> list[ProjectView]:
+def project_list(
+    *, now: datetime, limit: int = PROJECTS_LISTED, caller: Caller | None = None
+) -> list[ProjectView]:
     """Projects with active memories, most recently written first: what a client without a git remote
-    (ChatGPT, claude.ai) can pass as `project`."""
+    (ChatGPT, claude.ai) can pass as `project`; for a project-limited `caller`, only its projects."""
+    projects = Memory.objects.served(now).filter(scope__startswith=PROJECT_SCOPE_PREFIX)
+    visible = access.project_scopes_visible(caller) if caller is not None else None
+    if visible is not None:
+        projects = projects.filter(scope__in=visible)
     rows = (
-        Memory.objects.served(now)
-        .filter(scope__startswith=PROJECT_SCOPE_PREFIX)
-        .order_by()
+        projects.order_by()
         .values("scope")
         .annotate(memories=Count("id"), last_written_at=Max("created_at"))
         .order_by("-last_written_at", "scope")[:limit]
@@ -487,7 +515,7 @@ def _counted(project: ProjectView) -> str:
 
 
 def project_guide(
-    *, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
+    *, caller: Caller, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
 ) -> tuple[list[ProjectView] | None, str | None]:
     """The known projects and a hint for the model, when what it asked for may not be what it meant.
 
@@ -500,7 +528,7 @@ def project_guide(
     if scope == USER_SCOPE:
         if not user_wide_listing:
             return None, None
-        listed = project_list(now=now)
+        listed = project_list(now=now, caller=caller)
         if not listed:
             return None, None
         return listed, (
@@ -511,7 +539,7 @@ def project_guide(
     if scope in found_scopes or Memory.objects.served(now).filter(scope=scope).exists():
         return None, None
     name = scope.removeprefix(PROJECT_SCOPE_PREFIX)
-    known = project_list(now=now, limit=PROJECTS_MATCHED)
+    known = project_list(now=now, limit=PROJECTS_MATCHED, caller=caller)
     if not known:
         return None, (
             f'Kenfold holds no memories for project "{name}" yet, and none for any other project; '

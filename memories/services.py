@@ -19,9 +19,9 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
-from kenfold_common.identity import SESSION_ID_META_KEY, scope_for_project
+from kenfold_common.identity import SESSION_ID_META_KEY, USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import delta, extensions, providers, search, selectors
+from memories import access, delta, extensions, providers, search, selectors
 from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
@@ -209,6 +209,7 @@ def memory_remember(
         content, field="content", limit=MAX_CONTENT_CHARS, advice="Store one self-contained fact per memory"
     )
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     if type is not None and type not in MemoryType.values:
         raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
     ttl = _ttl(ttl_seconds, maximum=MAX_TTL)
@@ -304,10 +305,12 @@ def _remember_superseding(
             .filter(pk=target_id)
             .first()
         )
+        unknown = NotFound(
+            f"supersedes: memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+        )
         if target is None:
-            raise NotFound(
-                f"supersedes: memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
-            )
+            raise unknown
+        access.require_memory(caller=caller, scope=target.scope, not_found=unknown, write=True)
         if target.scope != scope:
             raise InvalidInput(
                 f"supersedes: memory {target_id} is in scope {target.scope}, but this memory would be in {scope}; "
@@ -520,6 +523,7 @@ def handoff_create(
     reject_secrets(field="summary", text=summary)
     _reject_secret_session_id(session_id)
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     ttl = _ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
 
     with transaction.atomic():
@@ -556,6 +560,7 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
     """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
     caller.require_write("resume")
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     handoff = (
         _handoffs(Memory.objects.served(clock.now()).for_views(), scope)
         .order_by("-created_at", "-id")
@@ -611,6 +616,13 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     target_id = parse_memory_id(memory_id)
     reason = _clean_reason(reason)
     record = _deletion_record(by=caller.agent, reason=reason)
+    unknown = NotFound(
+        f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+    )
+    if caller.projects is not None or not caller.user_memories:
+        # A memory's scope never changes, so reading it first leaves no window for the check to go stale.
+        scope = Memory.objects.filter(pk=target_id).values_list("scope", flat=True).first()
+        access.require_memory(caller=caller, scope=scope, not_found=unknown, write=True)
     with transaction.atomic():
         # One statement: a memory already deleted keeps its first deletion's who and why.
         if _mark_deleted(memory_id=target_id, record=record):
@@ -622,9 +634,7 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
                 detail={"reason": reason},
             )
         elif not Memory.objects.filter(pk=target_id).exists():
-            raise NotFound(
-                f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
-            )
+            raise unknown
         # After the memory row's lock, like every write (memories.quotas).
         quota_charge(caller=caller, writes=1)
     return ForgetOutput(id=str(target_id), status=Status.DELETED)
@@ -724,6 +734,9 @@ def context_deliver(
     """
     now = clock.now()
     scope = scope_for_project(project)
+    if scope != USER_SCOPE:
+        # Before the state is read: a state must not tell a limited caller anything of another project.
+        access.require_scope(caller=caller, scope=scope, write=False)
     moment = parse_as_of(as_of, now=now)
     if moment is not None:
         if state is not None:

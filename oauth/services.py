@@ -33,6 +33,7 @@ from kenfold_common.errors import (
 )
 from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
 from kenfold_common.secrets import find_secrets, reject_secrets
+from memories.access import project_limit
 from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
@@ -96,6 +97,17 @@ def check_grant_agent(*, agent: str) -> None:
         )
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
     reject_secrets(field="The agent name", text=agent)
+
+
+def consent_projects(*, choice: str, listed: str) -> list[str] | None:
+    """The projects the owner limited a client to on the consent page (one per line), normalized as
+    agents' projects are; None when the owner chose every project."""
+    if choice != "some":
+        return None
+    projects = project_limit(listed.splitlines())
+    if projects is None:
+        raise InvalidInput("List at least one project, one per line, or choose all projects")
+    return projects
 
 
 def password_set(*, password: str) -> None:

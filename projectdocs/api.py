@@ -32,7 +32,7 @@ _PROJECT_PARAMETER = {
 )
 def files(request: HttpRequest) -> DocFilesOutput:
     """The project's synced pages with their file hashes and section counts."""
-    return docs_files(project=request.GET.get("project"))
+    return docs_files(caller=request.auth, project=request.GET.get("project"))
 
 
 @router.post(

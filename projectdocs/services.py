@@ -32,7 +32,7 @@ from kenfold_common.docs import (
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import extensions
+from memories import access, extensions
 from memories.audit import audit_record
 from memories.guidelines import GUIDELINES_FILE, guidelines_clear, guidelines_set
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
@@ -158,6 +158,7 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
     """
     caller.require_write("docs sync")
     scope = docs_scope(sync.project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     paths = [file.path for file in sync.files]
     if len(set(paths)) != len(paths):
         raise InvalidInput("files lists a path more than once; send each file once")

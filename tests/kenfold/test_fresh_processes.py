@@ -197,6 +197,14 @@ def key_list(fresh: Fresh) -> None:
     assert f"{key.id}  {key.prefix}" in out and "claude-code" in out and "active" in out
 
 
+def key_projects(fresh: Fresh) -> None:
+    key, _ = keys.api_key_create(agent="chatgpt", projects=["github.com/acme/shop"])
+    out = fresh.manage("key", "projects", key.prefix, "--add", "git@github.com:acme/docs.git").stdout
+    assert "now reaches only github.com/acme/docs, github.com/acme/shop." in out
+    key.refresh_from_db()
+    assert key.projects == ["github.com/acme/docs", "github.com/acme/shop"]
+
+
 def key_revoke(fresh: Fresh) -> None:
     key, _ = keys.api_key_create(agent="claude-code")
     out = fresh.manage("key", "revoke", key.prefix).stdout
@@ -495,6 +503,7 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("db", "stop"): db_stop,
     ("key", "create"): key_create,
     ("key", "list"): key_list,
+    ("key", "projects"): key_projects,
     ("key", "revoke"): key_revoke,
     ("key", "quota"): key_quota,
     ("memory", "list"): memory_list,

@@ -7,6 +7,7 @@ from datetime import datetime
 from django.core.management.base import CommandParser
 
 from kenfold.management.base import KenfoldCommand
+from memories.access import projects_column
 from memories.management.commands.key import add_quota_arguments, set_quota
 from oauth import services
 
@@ -44,6 +45,8 @@ class Command(KenfoldCommand):
                             "client_id": row.client_id,
                             "agent": g.agent,
                             "access": g.access,
+                            "projects": g.projects,
+                            "user_memories": g.user_memories,
                             "created_at": g.created_at.isoformat(),
                             "last_used_at": g.last_used_at.isoformat() if g.last_used_at else None,
                             "revoked_at": g.revoked_at.isoformat() if g.revoked_at else None,
@@ -57,14 +60,14 @@ class Command(KenfoldCommand):
             )
             return
         self.stdout.write(
-            f"{'GRANT':8}  {'CLIENT':24}  {'AGENT':20}  {'ACCESS':10}  {'LAST USED':16}  STATUS"
+            f"{'GRANT':8}  {'CLIENT':24}  {'AGENT':20}  {'ACCESS':10}  {'LAST USED':16}  {'STATUS':7}  PROJECTS"
         )
         for row in rows:
             g = row.grant
             status = f"revoked ({g.revoke_reason})" if g.revoked_at else "active"
             self.stdout.write(
                 f"{str(g.id)[:8]}  {row.client_name[:24]:24}  {g.agent[:20]:20}  {g.access:10}  "
-                f"{_when(g.last_used_at):16}  {status}"
+                f"{_when(g.last_used_at):16}  {status:7}  {projects_column(g.projects, g.user_memories)}"
             )
 
     def _revoke(self, options: dict) -> None:
