@@ -24,7 +24,7 @@ from kenfold.backpressure import database_unavailable, database_unavailable_mess
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import selectors, services
+from memories import selectors, services, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -54,6 +54,15 @@ Project = Annotated[str | None, Field(description=f"{_PROJECT} Omit for user-wid
 ReadProject = Annotated[
     str | None,
     Field(description=f"{_PROJECT} User-wide memories are always included; omit project to read only those."),
+]
+
+Used = Annotated[
+    list[str] | None,
+    Field(
+        max_length=usage.MAX_USED,
+        description="Ids of memories from earlier answers that you actually used in your work (quoted, "
+        "followed or relied on); it tells the user which memories help.",
+    ),
 ]
 
 
@@ -223,6 +232,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
                 "in your context. Omit it when starting fresh or after your context was compacted.",
             ),
         ] = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
 
@@ -245,6 +255,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             project=project,
             budget_tokens=budget_tokens,
             state=state,
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
         )
 
     @mcp.tool(
@@ -360,6 +372,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             dict[str, str] | None,
             Field(description="With ids: id → content_hash you hold; unchanged ones return changed: false."),
         ] = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, RecallOutput]:
         """Search memory in natural language for what this or other agents learned in earlier sessions.
 
@@ -371,8 +384,10 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         """
         return await run_service(
             "recall",
-            selectors.memory_recall,
+            services.recall_deliver,
             caller=caller(ctx),
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
             query=query,
             ids=ids,
             known_hashes=known_hashes,
