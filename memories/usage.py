@@ -19,8 +19,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
+from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import SESSION_ID_META_KEY, parse_session_id
+from kenfold_common.secrets import redact_secrets
 from memories.models import Memory, MemoryType, ServedCall
 from memories.selectors import parse_memory_id
 
@@ -35,6 +38,9 @@ def usage_record(
     trip for it."""
     if settings.USAGE_DAYS == 0 or not memory_ids:
         return
+    if session_id and redact_secrets(session_id) != session_id:
+        # A read must not fail over its _meta (remember refuses such an id); nor may the id be stored.
+        session_id = None
     with connection.cursor() as cursor:
         # The DELETE does not see the row being inserted (same snapshot): with ids increasing, what it
         # removes is exactly what lies more than the cap behind the new row.
@@ -100,6 +106,15 @@ def usage_mark_used(
             [list(memory_ids), caller.agent, caller.credential, since, session_id],
         )
         return int(cursor.fetchone()[0])
+
+
+def usage_report_used(*, caller: Caller, used: Sequence[str], session_id: str | None) -> int:
+    """What a client found reused in a session (the session hook): marks them, returns how many. A session
+    id `_meta` would not accept (blank, invisible characters) or holding a secret is not matched."""
+    session_id = parse_session_id({SESSION_ID_META_KEY: session_id})
+    if session_id and redact_secrets(session_id) != session_id:
+        session_id = None
+    return usage_mark_used(caller=caller, memory_ids=parse_used(used), session_id=session_id, now=clock.now())
 
 
 def usage_prune(*, now: datetime) -> int:
