@@ -60,8 +60,8 @@ Used = Annotated[
     list[str] | None,
     Field(
         max_length=usage.MAX_USED,
-        description="Ids of memories from earlier answers that you actually used in your work (quoted, "
-        "followed or relied on); it tells the user which memories help.",
+        description="Ids of memories from earlier answers that you actually used: shows the user which "
+        "memories help.",
     ),
 ]
 
