@@ -1,13 +1,10 @@
 """REST endpoint for the session hook: which served memories the session reused (memories.usage)."""
 
-import json
-
 from django.http import HttpRequest
 from ninja import Router
 from pydantic import BaseModel, Field
 
-from kenfold.openapi import error_documentation, error_responses, json_request_body
-from kenfold_common.errors import InvalidInput
+from kenfold.openapi import error_documentation, error_responses, json_body, json_request_body
 from kenfold_common.identity import MAX_SESSION_ID_LENGTH
 from memories.usage import MAX_USED, usage_report_used
 
@@ -34,13 +31,7 @@ class UsedOutput(BaseModel):
 )
 def used(request: HttpRequest) -> UsedOutput:
     """Mark memories that earlier answers served to this caller as reused (`kenfold hook` at SessionEnd)."""
-    try:
-        body = json.loads(request.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"the body is not one JSON object: {exc}") from None
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object with used and, optionally, session_id")
-    report = UsedInput.model_validate(body)
+    report = json_body(request, UsedInput, fields="used and, optionally, session_id")
     return UsedOutput(
         marked=usage_report_used(caller=request.auth, used=report.used, session_id=report.session_id)
     )

@@ -88,6 +88,16 @@ def test_used_on_a_later_call_marks_the_answer_that_served_the_memory() -> None:
     )
 
 
+def test_get_context_takes_used_too_and_a_read_only_caller_may_pass_it() -> None:
+    refund = remember(REFUND)
+    reader = Caller(agent="chatgpt", read_only=True, credential="grant:7")
+    services.context_deliver(caller=reader, task="refunds", project=PROJECT)
+    services.context_deliver(caller=reader, task="refunds", project=PROJECT, used=[refund])
+    first, second = ServedCall.objects.order_by("id")
+    assert [str(i) for i in first.used_ids] == [refund] and second.used_ids == []
+    assert (first.agent, first.credential) == ("chatgpt", "grant:7")
+
+
 def test_only_the_caller_that_was_served_a_memory_can_mark_it_used() -> None:
     refund = remember(REFUND)
     now = clock.now()
