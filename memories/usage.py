@@ -38,9 +38,7 @@ def usage_record(
     trip for it."""
     if settings.USAGE_DAYS == 0 or not memory_ids:
         return
-    if session_id and redact_secrets(session_id) != session_id:
-        # A read must not fail over its _meta (remember refuses such an id); nor may the id be stored.
-        session_id = None
+    session_id = _kept_session(session_id)
     with connection.cursor() as cursor:
         # The DELETE does not see the row being inserted (same snapshot): with ids increasing, what it
         # removes is exactly what lies more than the cap behind the new row. The commit does not wait for
@@ -112,12 +110,18 @@ def usage_mark_used(
 
 
 def usage_report_used(*, caller: Caller, used: Sequence[str], session_id: str | None) -> int:
-    """What a client found reused in a session (the session hook): marks them, returns how many. A session
-    id `_meta` would not accept (blank, invisible characters) or holding a secret is not matched."""
+    """What a client found reused in a session (the session hook): marks them, returns how many."""
+    return usage_mark_used(
+        caller=caller, memory_ids=parse_used(used), session_id=_kept_session(session_id), now=clock.now()
+    )
+
+
+def _kept_session(session_id: str | None) -> str | None:
+    """The session id as `_meta` accepts it (trimmed; None when blank or with invisible characters), and
+    None when it holds a secret: a read must not fail over its _meta (remember refuses such an id), nor
+    may the id be stored."""
     session_id = parse_session_id({SESSION_ID_META_KEY: session_id})
-    if session_id and redact_secrets(session_id) != session_id:
-        session_id = None
-    return usage_mark_used(caller=caller, memory_ids=parse_used(used), session_id=session_id, now=clock.now())
+    return None if session_id and redact_secrets(session_id) != session_id else session_id
 
 
 def usage_prune(*, now: datetime) -> int:

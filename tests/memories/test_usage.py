@@ -186,3 +186,16 @@ def test_the_report_lists_the_most_used_and_the_never_used_memories() -> None:
         1,
         2,
     )
+
+
+def test_a_session_id_holding_a_credential_does_not_fail_the_read_and_is_not_stored() -> None:
+    remember(REFUND)
+    token = "ghp_" + "Zq8xV2nR4tL6pW9sK3mB7cD1fH5jY0aE2gU4"
+
+    async def scenario(client: Client) -> dict:
+        return await call(
+            client, "recall", meta={"kenfold/session_id": f"s-{token}"}, query="refunds", project=PROJECT
+        )
+
+    assert in_memory(scenario)["memories"]
+    assert ServedCall.objects.get().session_id is None
