@@ -1,15 +1,12 @@
 """REST endpoints for `kenfold refs sync`: what to check, and what the client found (spec §1.9)."""
 
-import json
-
 from django.http import HttpRequest
 from ninja import Router
 
 from coderefs.schemas import PROJECT_PARAMETER, CheckInput, CheckOutput, TargetsOutput
 from coderefs.selectors import refs_targets
 from coderefs.services import refs_check
-from kenfold.openapi import error_documentation, error_responses, json_request_body
-from kenfold_common.errors import InvalidInput
+from kenfold.openapi import error_documentation, error_responses, json_body, json_request_body
 
 router = Router(tags=["code references"])
 
@@ -41,11 +38,6 @@ def list_targets(request: HttpRequest) -> TargetsOutput:
 )
 def check(request: HttpRequest) -> CheckOutput:
     """Report what a client found at a commit; anchors first sightings and updates states."""
-    try:
-        body = json.loads(request.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        # json.loads also refuses trailing data after the object ("Extra data").
-        raise InvalidInput(f"the body is not one JSON object: {exc}") from None
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object with project, commit and results")
-    return refs_check(caller=request.auth, check=CheckInput.model_validate(body))
+    return refs_check(
+        caller=request.auth, check=json_body(request, CheckInput, fields="project, commit and results")
+    )

@@ -1,12 +1,9 @@
 """REST endpoints for `kenfold docs sync`: the pages the server holds, and the pages that changed."""
 
-import json
-
 from django.http import HttpRequest
 from ninja import Router
 
-from kenfold.openapi import error_documentation, error_responses, json_request_body
-from kenfold_common.errors import InvalidInput
+from kenfold.openapi import error_documentation, error_responses, json_body, json_request_body
 from projectdocs.schemas import DocFilesOutput, DocsSyncInput, DocsSyncOutput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
@@ -42,10 +39,6 @@ def files(request: HttpRequest) -> DocFilesOutput:
 )
 def sync(request: HttpRequest) -> DocsSyncOutput:
     """Store changed pages (already chunked) and retire deleted ones; a page with a credential is refused."""
-    try:
-        body = json.loads(request.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"the body is not one JSON object: {exc}") from None
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object with project, files and deleted")
-    return docs_sync(caller=request.auth, sync=DocsSyncInput.model_validate(body))
+    return docs_sync(
+        caller=request.auth, sync=json_body(request, DocsSyncInput, fields="project, files and deleted")
+    )

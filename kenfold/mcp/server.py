@@ -24,7 +24,7 @@ from kenfold.backpressure import database_unavailable, database_unavailable_mess
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import multi_query, selectors, services
+from memories import multi_query, selectors, services, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -60,6 +60,15 @@ AsOf = Annotated[
     Field(
         max_length=40,
         description="A past ISO date or time (UTC if no zone): memory as it was then.",
+    ),
+]
+
+Used = Annotated[
+    list[str] | None,
+    Field(
+        max_length=usage.MAX_USED,
+        description="Ids of memories from earlier answers that you actually used: shows the user which "
+        "memories help.",
     ),
 ]
 
@@ -233,6 +242,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             ),
         ] = None,
         as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
 
@@ -257,6 +267,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             budget_tokens=budget_tokens,
             state=state,
             as_of=as_of,
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
         )
 
     @mcp.tool(
@@ -382,6 +394,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             Field(description="With ids: id → content_hash you hold; unchanged ones return changed: false."),
         ] = None,
         as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, RecallOutput]:
         """Search memory in natural language for what this or other agents learned in earlier sessions.
 
@@ -393,8 +406,10 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         """
         return await run_service(
             "recall",
-            selectors.memory_recall,
+            services.recall_deliver,
             caller=caller(ctx),
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
             query=query,
             queries=queries,
             ids=ids,

@@ -29,6 +29,7 @@ OPERATIONS = {
     "HEAD /api/v1/docs/files",
     "POST /api/v1/docs/sync",
     "GET /api/v1/whoami",
+    "POST /api/v1/usage/used",
 }
 # The project of the document's examples: with a memory that names code in it, the examples phase gets
 # real targets back, and reports on them, not only refusals.
