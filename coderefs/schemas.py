@@ -7,24 +7,9 @@ pydantic enforcing them first with its generic wording.
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenfold.openapi import PROJECT_DESCRIPTION, PROJECT_SCHEMA
 from kenfold_common.coderefs import MAX_PATH_CHARS, MAX_SYMBOL_CHARS
-from kenfold_common.identity import MAX_PROJECT_LENGTH
 
-# Blank projects are refused; what else a project may be (not a local path, at most
-# MAX_PROJECT_LENGTH characters once normalized) is beyond a pattern.
-_PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S"}
-_PROJECT_DESCRIPTION = (
-    "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
-    f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
-)
-PROJECT_PARAMETER = {
-    "in": "query",
-    "name": "project",
-    "required": True,
-    "description": _PROJECT_DESCRIPTION,
-    "schema": _PROJECT_SCHEMA,
-    "example": "github.com/kenfold/kenfold",
-}
 _COMMIT = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
 _OPTIONAL_COMMIT = {"anyOf": [_COMMIT, {"type": "null"}]}
 
@@ -72,7 +57,7 @@ class CheckInput(BaseModel):
         },
     )
 
-    project: str = Field(json_schema_extra=_PROJECT_SCHEMA | {"description": _PROJECT_DESCRIPTION})
+    project: str = Field(json_schema_extra=PROJECT_SCHEMA | {"description": PROJECT_DESCRIPTION})
     commit: str = Field(json_schema_extra=_COMMIT)
     results: list[CheckResult] = Field(max_length=1000)
 

@@ -5,11 +5,15 @@ handlers in kenfold.api (400, 413, 503) answer before or around it, always as `{
 endpoints that parse their input themselves, to give clearer messages than ninja's, declare it here.
 """
 
+import json
 from typing import Any
 
+from django.http import HttpRequest
 from pydantic import BaseModel, Field
 
 from kenfold.backpressure import RETRY_AFTER_S
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import MAX_PROJECT_LENGTH
 
 
 class ErrorOutput(BaseModel):
@@ -31,6 +35,30 @@ _RETRY_AFTER = {
         "required": True,
         "schema": {"type": "integer"},
     }
+}
+
+
+# The errors of the REST operations: a GET has no body, so it cannot be cut short (408) or too large (413).
+READ_ERRORS = (400, 401, 403, 503)
+WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
+
+# Blank projects are refused; what else a project may be (not a local path, at most MAX_PROJECT_LENGTH
+# characters once normalized) is beyond a pattern, so the description says it.
+PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S"}
+PROJECT_DESCRIPTION = (
+    "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
+    f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
+)
+# `project` in a query string is read by the views, not by ninja, so that a missing or blank one gets the
+# service's own message ("project is required: pass the repository's git remote URL"); the document
+# declares it as the required parameter it is.
+PROJECT_PARAMETER = {
+    "in": "query",
+    "name": "project",
+    "required": True,
+    "description": PROJECT_DESCRIPTION,
+    "schema": PROJECT_SCHEMA,
+    "example": "github.com/kenfold/kenfold",
 }
 
 
@@ -69,3 +97,20 @@ def json_request_body(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": inline(schema)}}}}
+
+
+def parse_json_body[Body: BaseModel](request: HttpRequest, model: type[Body], *, fields: str) -> Body:
+    """The request's body as `model`, for the views that declare it with `json_request_body`.
+
+    Parsed here rather than by ninja, whose parse error is a bare "Cannot parse request body"; `fields`
+    names what the object holds ("project, files and deleted") in the message for a body that is not one.
+    Validation errors propagate as pydantic's, which kenfold.api turns into a 400 naming each field.
+    """
+    try:
+        body = json.loads(request.body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # json.loads also refuses trailing data after the object ("Extra data").
+        raise InvalidInput(f"the body is not one JSON object: {exc}") from None
+    if not isinstance(body, dict):
+        raise InvalidInput(f"the body must be a JSON object with {fields}")
+    return model.model_validate(body)

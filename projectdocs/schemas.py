@@ -6,6 +6,7 @@ chunk holds no credential) the service checks, with messages of its own.
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenfold.openapi import PROJECT_DESCRIPTION, PROJECT_SCHEMA
 from kenfold_common.docs import (
     MAX_CHUNKS_PER_FILE,
     MAX_DELETED_PER_SYNC,
@@ -70,7 +71,7 @@ class DocsSyncInput(BaseModel):
         },
     )
 
-    project: str
+    project: str = Field(json_schema_extra=PROJECT_SCHEMA | {"description": PROJECT_DESCRIPTION})
     files: list[DocFile] = Field(default_factory=list, max_length=MAX_FILES_PER_SYNC)
     deleted: list[str] = Field(default_factory=list, max_length=MAX_DELETED_PER_SYNC)
 
