@@ -42,9 +42,17 @@ _RETRY_AFTER = {
 READ_ERRORS = (400, 401, 403, 503)
 WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
 
-# Blank projects are refused; what else a project may be (not a local path, at most MAX_PROJECT_LENGTH
-# characters once normalized) is beyond a pattern, so the description says it.
-PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S"}
+# Formats of our own, for the rules JSON Schema cannot state: what each means is in PROJECT_DESCRIPTION and
+# the fields' descriptions, and a generator of requests must be told (tests/kenfold/schemathesis_hooks.py).
+# A project: not a local path, a host or name left once the scheme, credentials, port and trailing .git are
+# removed, no control or invisible characters, no credential (kenfold_common.identity.normalize_project).
+PROJECT_FORMAT = "kenfold-project"
+# A repository-relative path of a file Kenfold references (kenfold_common.coderefs.is_valid_ref_path).
+REF_PATH_FORMAT = "kenfold-ref-path"
+# A repository-relative path of a Markdown page (kenfold_common.docs.is_doc_path).
+DOC_PATH_FORMAT = "kenfold-doc-path"
+
+PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S", "format": PROJECT_FORMAT}
 PROJECT_DESCRIPTION = (
     "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
     f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
