@@ -11,10 +11,17 @@ from memories.usage import MAX_USED, usage_report_used
 router = Router(tags=["usage"])
 
 _ERRORS = (400, 401, 403, 408, 413, 503)
+# Ids as remember, recall and get_context return them; the service refuses anything else.
+_MEMORY_ID = {"type": "string", "format": "uuid"}
 
 
 class UsedInput(BaseModel):
-    used: list[str] = Field(min_length=1, max_length=MAX_USED, description="ids of served memories reused")
+    used: list[str] = Field(
+        min_length=1,
+        max_length=MAX_USED,
+        description="ids of served memories reused",
+        json_schema_extra={"items": _MEMORY_ID},
+    )
     session_id: str | None = Field(
         None, max_length=MAX_SESSION_ID_LENGTH, description="the agent's session, as sent in `_meta`"
     )
