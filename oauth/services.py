@@ -31,7 +31,12 @@ from kenfold_common.errors import (
     PermissionDenied,
     TooManyAttempts,
 )
-from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
+from kenfold_common.identity import (
+    check_credential_agent,
+    is_reserved_agent_name,
+    is_valid_agent_name,
+    sanitize_agent_name,
+)
 from kenfold_common.secrets import find_secrets, reject_secrets
 from memories.access import project_limit
 from memories.models import ApiKey
@@ -90,11 +95,7 @@ def _agent_from_client_name(client_name: str) -> str:
 
 def check_grant_agent(*, agent: str) -> None:
     """The agent a grant's writes are attributed to: a valid name that Kenfold does not keep for itself."""
-    if not is_valid_agent_name(agent) or is_reserved_agent_name(agent):
-        raise InvalidInput(
-            "The agent name must be 1-64 lowercase letters, digits, dots, dashes or underscores, starting with a "
-            "letter or digit, and not unknown, kenfold or kenfold-…"
-        )
+    check_credential_agent(agent, what="The agent name")
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
     reject_secrets(field="The agent name", text=agent)
 
