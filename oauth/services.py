@@ -239,15 +239,17 @@ def grant_find(*, ident: str) -> OAuthGrant:
 
 
 def grant_revoke(*, ident: str) -> OAuthGrant:
-    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+    """The owner revokes a grant by its id or the start of it (at least 4 characters); an ambiguous prefix
+    is refused. The grant ends as every other end of a grant does (grant_end)."""
     grant = grant_find(ident=ident)
-    revoke_grant(grant=grant, reason="revoked by the owner")
+    grant_end(grant=grant, reason="revoked by the owner")
     grant.refresh_from_db()
     return grant
 
 
-def revoke_grant(*, grant: OAuthGrant, reason: str) -> None:
-    """End a grant and every token issued under it. Idempotent; the first reason is kept."""
+def grant_end(*, grant: OAuthGrant, reason: str) -> None:
+    """End a grant and every token issued under it, for any reason (the owner, the client revoking its
+    refresh token, a newer consent, a replayed refresh token). Idempotent; the first reason is kept."""
     with transaction.atomic():
         OAuthGrant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(
             revoked_at=clock.now(), revoke_reason=reason
