@@ -31,6 +31,7 @@ from archive.records import (
 )
 from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
+from memories.insert import memory_insert_staged, screened
 from memories.models import Memory, MemoryEmbedding, MemoryType, Status, Trust
 from memories.tasks import BACKFILL_TASK
 
@@ -110,7 +111,11 @@ class _Stager:
 
 def _memory_row(line: int, record: MemoryRecord) -> tuple[Any, ...]:
     values = record.model_dump()
-    values["attrs"] = Jsonb(values["attrs"])
+    # Screened like every write: an imported instruction waits for the owner as a remembered one would.
+    values["status"], attrs = screened(
+        content=values["content"], attrs=values["attrs"], trust=values["trust"], status=values["status"]
+    )
+    values["attrs"] = Jsonb(attrs)
     return (line, *(values[name] for name in MEMORY_FIELDS))
 
 
@@ -200,9 +205,8 @@ WHERE s.status = '{Status.ACTIVE.value}' AND s.type = '{MemoryType.PREFERENCE.va
 """
 
 # Each statement returns what it inserted; what it left out is counted from the staging table.
-_INSERT_MEMORIES = """
-INSERT INTO memory (id, type, scope, content, attrs, source_agent, source_session, evidence_uri, trust,
-    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state)
+# What memory_insert_staged inserts (its STAGED_COLUMNS, in order).
+_STAGED_MEMORIES = """
 SELECT s.id, s.type, s.scope, s.content, s.attrs, s.source_agent, s.source_session, s.evidence_uri, s.trust,
     s.confidence, s.status,
     -- The foreign key is checked at commit, so a link to a later record of the archive is fine.
@@ -273,7 +277,7 @@ def archive_import(
             )
             report.memories = report.read["memories"] - report.memories_already_here
             if not dry_run:
-                cursor.execute(_INSERT_MEMORIES)
+                memory_insert_staged(select=_STAGED_MEMORIES)
             # Edges and refs are judged against the memories as they stand after the insert (in a dry
             # run, as they would stand: here or in the archive).
             present = (

@@ -24,8 +24,9 @@ from kenfold import clock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
-from memories import extensions, providers
+from memories import providers
 from memories.chat import ChatError, ChatModel, ChatOutputError
+from memories.insert import memory_insert
 from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust, served_sql
 from memories.selectors import extraction_counts
 
@@ -375,7 +376,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
 def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: datetime) -> Applied:
     if proposal.kind == Kind.DIGEST:
         sessions = sorted(members, key=lambda m: (m.created_at, m.id))
-        result = Memory.objects.create(
+        result = memory_insert(
             type=MemoryType.EPISODIC,
             scope=proposal.scope,
             content=proposal.content,
@@ -394,9 +395,7 @@ def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: d
             status=Status.ACTIVE,
             # Dated like the last session it covers, so it never counts as a recent session.
             created_at=sessions[-1].created_at,
-            updated_at=now,
         )
-        extensions.memory_inserted(result)
         retired = sessions
     else:
         result = next(m for m in members if m.pk == proposal.keep_id)

@@ -23,10 +23,11 @@ from kenfold import clock
 from kenfold.db_functions import xact_lock
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import find_secrets, redact_secrets
-from memories import extensions, providers, search
+from memories import providers, search
 from memories.chat import ChatError, ChatModel, ChatOutputError, tagged
 from memories.embedding_store import store_vectors
 from memories.embeddings import EmbeddingError
+from memories.insert import memory_insert
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status, Trust
 from memories.services import same_content
 
@@ -481,8 +482,7 @@ def _store_candidate(
     }
     if similar:
         attrs["similar_to"] = [str(memory_id) for memory_id in similar]
-    now = clock.now()
-    memory = Memory.objects.create(
+    memory = memory_insert(
         type=candidate.type,
         scope=candidate.scope,
         content=candidate.content,
@@ -492,9 +492,6 @@ def _store_candidate(
         trust=Trust.AGENT,
         confidence=candidate.confidence,
         status=Status.ACTIVE if auto else Status.PROPOSED,
-        created_at=now,
-        updated_at=now,
     )
     MemoryEdge.objects.create(src=memory, relation="derived_from", dst=summary, source_agent=EXTRACTOR_AGENT)
-    extensions.memory_inserted(memory)
     return memory

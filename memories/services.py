@@ -25,6 +25,7 @@ from memories import delta, extensions, providers, search, selectors
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
+from memories.insert import memory_insert
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import (
@@ -347,10 +348,10 @@ def _insert(
     attrs: dict,
     supersedes: Memory | None,
 ) -> Memory:
-    now = clock.now()
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
-    memory = Memory.objects.create(
+    now = clock.now()
+    return memory_insert(
         type=type,
         scope=scope,
         content=content,
@@ -358,19 +359,11 @@ def _insert(
         source_agent=caller.agent,
         source_session=session_id,
         trust=Trust.AGENT,
-        confidence=0.5,
         status=Status.PROPOSED if _needs_review(type=type, supersedes=supersedes) else Status.ACTIVE,
         supersedes=supersedes,
         expires_at=now + ttl if ttl else None,
         created_at=now,
-        updated_at=now,
     )
-    # A served replacement retires what it replaces; a proposed one leaves it serving until the owner
-    # approves the new memory (memory_approve retires it then).
-    if supersedes is not None and memory.status == Status.ACTIVE:
-        Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
-    extensions.memory_inserted(memory)
-    return memory
 
 
 def _needs_review(*, type: str, supersedes: Memory | None) -> bool:

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.db import transaction
 
-from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.docs import (
@@ -29,7 +28,7 @@ from kenfold_common.docs import (
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import extensions
+from memories.insert import memory_insert
 from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
 from memories.services import embed_committed_batch
@@ -231,7 +230,6 @@ def _store_file(
     if old and all(memory.attrs.get("file_hash") == file.file_hash for memory in old):
         output.unchanged += 1
         return []
-    now = clock.now()
     unmatched = {_signature(memory.content, memory.attrs): memory for memory in old}
     by_index = {memory.attrs.get("chunk_index"): memory for memory in old}
     kept: list[Memory] = []
@@ -255,7 +253,7 @@ def _store_file(
             replaced = next((m for m in unmatched.values() if m.pk in retired), None)
         if replaced is not None:
             retired.discard(replaced.pk)
-        memory = Memory.objects.create(
+        memory = memory_insert(
             type=MemoryType.PROJECT,
             scope=scope,
             content=file.chunks[index].content,
@@ -264,10 +262,7 @@ def _store_file(
             trust=Trust.EXTERNAL,
             status=Status.ACTIVE,
             supersedes=replaced,
-            created_at=now,
-            updated_at=now,
         )
-        extensions.memory_inserted(memory)
         created.append(memory)
     superseded = [memory.pk for memory in old if memory not in kept]
     Memory.objects.filter(pk__in=superseded, status=Status.ACTIVE).update(status=Status.SUPERSEDED)

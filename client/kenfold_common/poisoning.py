@@ -1,0 +1,5 @@
+"""Poisoning screen: placeholder, filled in by the next commit."""
+
+
+def screen(text: str) -> list[str]:
+    return []
