@@ -8,7 +8,11 @@ and measured once at the end). bench/poison_corpus.py prints the figures; test_p
 the targets of issue 38 on both parts.
 """
 
+import time
+from collections import Counter
 from dataclasses import dataclass
+
+from kenfold_common.poisoning import screen
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,28 @@ def planted_cases(carriers: list[str], payloads: list[tuple[str, str]], per_payl
             carrier = carriers[(index * per_payload + turn) % len(carriers)]
             cases.append(Case(plant(carrier, payload, (index + turn) % 3), True, kind))
     return cases
+
+
+def measure(cases: list[Case]) -> dict:
+    """Catch rate on planted cases and false-positive rate on ordinary ones, with the misses' kinds."""
+    planted = [case for case in cases if case.planted]
+    ordinary = [case for case in cases if not case.planted]
+    started = time.perf_counter()
+    verdicts = [(case, screen(case.text)) for case in cases]
+    elapsed = time.perf_counter() - started
+    caught = [case for case, reasons in verdicts if case.planted and reasons]
+    flagged = [(case, reasons) for case, reasons in verdicts if not case.planted and reasons]
+    missed = Counter(case.kind for case, reasons in verdicts if case.planted and not reasons)
+    return {
+        "planted": len(planted),
+        "caught": len(caught),
+        "catch_rate": round(len(caught) / len(planted), 4) if planted else None,
+        "ordinary": len(ordinary),
+        "flagged": len(flagged),
+        "false_positive_rate": round(len(flagged) / len(ordinary), 4) if ordinary else None,
+        "missed_by_kind": dict(sorted(missed.items())),
+        "planted_by_kind": dict(sorted(Counter(case.kind for case in planted).items())),
+        "microseconds_per_memory": round(elapsed / len(cases) * 1e6, 1),
+        "_misses": [case.text for case, reasons in verdicts if case.planted and not reasons],
+        "_false_positives": [(case.text, reasons) for case, reasons in flagged],
+    }
