@@ -265,6 +265,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "history": selectors.memory_history(memory),
             "edges": selectors.memory_edges(memory),
             "similar": similar,
+            "flagged": selectors.flag_reasons(memory),
         },
     )
 

@@ -48,6 +48,8 @@ AUTO_MIN_CONFIDENCE = 0.8
 EMBED_TIMEOUT = 15.0
 QUOTED_MIN_CHARS = 40
 TOKEN_SHARE = 0.7
+# Evidence half inside a quote rests on it when the content is the quote's too.
+QUOTED_EVIDENCE_SHARE = 0.5
 SIMILAR_THRESHOLD = 0.5
 SIMILAR_MAX_DISTANCE = 0.25
 DEFAULT_RUN_LIMIT = 20
@@ -177,10 +179,20 @@ def quoted_spans(source: str) -> list[str]:
     return spans
 
 
-def inside_quote(evidence: str, spans: list[str]) -> bool:
+def inside_quote(evidence: str, spans: list[str], *, share: float = TOKEN_SHARE) -> bool:
     needle = _normalize(evidence).rstrip(".…")
     tokens = _tokens(needle)
-    return any(needle in _normalize(span) or _share_in(tokens, span) >= TOKEN_SHARE for span in spans)
+    return any(needle in _normalize(span) or _share_in(tokens, span) >= share for span in spans)
+
+
+def rests_on_quote(*, content: str, evidence: str, spans: list[str]) -> bool:
+    """The item comes from pasted or quoted text: its evidence lies inside a quote (most of its words),
+    or half its evidence does and the content says what the quote says. A model's evidence often wraps
+    the quote in the user's words ("per the vendor README: '…'"), which kept a quoted vendor rule under
+    the 70 % of a wholly quoted evidence (issue 38: 15 of 24 words)."""
+    if inside_quote(evidence, spans):
+        return True
+    return inside_quote(evidence, spans, share=QUOTED_EVIDENCE_SHARE) and inside_quote(content, spans)
 
 
 def validate_items(*, answer: dict[str, Any], session: str, project_scope: str | None) -> Proposals:
@@ -262,7 +274,7 @@ def _rejection(
         return "secret", "evidence contains a secret"
     if not grounded(evidence, session):
         return "evidence_not_in_session", "evidence is not in the session"
-    if inside_quote(evidence, spans):
+    if rests_on_quote(content=content, evidence=evidence, spans=spans):
         return "evidence_quoted", "evidence is inside quoted or pasted text"
     return None
 

@@ -3,6 +3,7 @@
 import hashlib
 import json
 
+from memories.insert import FLAGS_KEY
 from memories.models import Memory, MemoryType
 from memories.schemas import MemoryView
 
@@ -55,6 +56,7 @@ def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
         heading_path=list(attrs.get("heading_path") or []) if doc else None,
         # Any code state is stale: a changed file alone never sets one (coderefs decides).
         stale=True if memory.code_state else None,
+        flags=list(attrs.get(FLAGS_KEY) or []) or None,
     )
 
 

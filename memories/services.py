@@ -25,7 +25,7 @@ from memories import delta, extensions, providers, search, selectors
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
-from memories.insert import memory_insert
+from memories.insert import FLAGS_KEY, memory_insert
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
 from memories.presenters import HANDOFF_KIND, memory_view
 from memories.schemas import (
@@ -380,7 +380,12 @@ def _remember_output(memory: Memory) -> RememberOutput:
     primary = _embed_committed(memory)
     similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, primary)
     return RememberOutput(
-        id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
+        id=str(memory.id),
+        type=memory.type,
+        status=memory.status,
+        deduplicated=False,
+        similar=similar or None,
+        flags=list(memory.attrs.get(FLAGS_KEY) or []) or None,
     )
 
 
