@@ -154,6 +154,10 @@ class GetContextOutput(BaseModel):
 class HandoffOutput(BaseModel):
     id: str
     expires_at: datetime
+    flags: list[str] | None = Field(
+        None,
+        description="why it reads like an instruction: it waits for the owner, not resumed until approved",
+    )
 
 
 class ResumeOutput(BaseModel):

@@ -496,7 +496,6 @@ def handoff_create(
             "-created_at", "-id"
         )
         newest = previous.first()
-        previous.update(status=Status.SUPERSEDED)
         memory = _insert(
             caller=caller,
             content=summary,
@@ -507,9 +506,14 @@ def handoff_create(
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
         )
+        if memory.status == Status.ACTIVE:
+            # A handoff held for review (it reads like an instruction) leaves the current one served.
+            previous.exclude(pk=memory.pk).update(status=Status.SUPERSEDED)
     # Recall searches handoffs too (they are active memories of the scope), by meaning as well as by word.
     _embed_committed(memory)
-    return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
+    return HandoffOutput(
+        id=str(memory.id), expires_at=memory.expires_at, flags=list(memory.attrs.get(FLAGS_KEY) or []) or None
+    )
 
 
 def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutput:

@@ -51,9 +51,26 @@ _RUN_VERBS = (
 )
 _ADVERBS = r"(?:(?:first|immediately|now|always|also|then|quietly|silently|just)\s+){0,2}"
 
-_TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
+# Each rule runs only on a text holding one of its words (a lowercase word of the text, or for markup a
+# substring): most memories hold none of a rule's words, and a set lookup costs a fraction of the scan.
+_MODEL_WORDS = (
+    "ai", "llm", "llms", "model", "models", "assistant", "assistants", "agent", "agents", "bot", "bots",
+    "chatbot", "claude", "gpt", "chatgpt", "copilot", "gemini", "language",
+)  # fmt: skip
+_TEXT_RULES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
     (
         "override",
+        (
+            "ignore",
+            "ignoring",
+            "disregard",
+            "forget",
+            "override",
+            "overriding",
+            "overrule",
+            "bypass",
+            "discard",
+        ),
         re.compile(
             r"\b(?:ignore|disregard|forget|override|overrule|bypass|discard)\b[^.\n]{0,40}?"
             r"\b(?:previous|prior|earlier|above|preceding|former|original|system|your|all|any|other)\b"
@@ -64,16 +81,19 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "override",
+        ("forget", "disregard", "ignore"),
         re.compile(r"\b(?:forget|disregard|ignore)\s+(?:everything|all)\s+(?:you|that|above)\b", _I),
     ),
     (
         "override",
+        ("system", "override"),
         re.compile(
             r"\bsystem\s+prompt\s+(?:override|update|change)\b|\boverride\s+(?:the\s+)?system\s+prompt\b", _I
         ),
     ),
     (
         "override",
+        ("new", "above", "follow"),
         re.compile(
             r"\bnew\s+(?:system\s+)?(?:instructions|rules|policy|directives?|orders)\b[^:\n.]{0,50}:"
             r"|\b(?:instructions|rules)\s+above\s+(?:are|is)\s+(?:outdated|obsolete|void|cancell?ed|wrong)"
@@ -83,6 +103,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "persona",
+        ("you", "from", "act", "behave", "respond", "answer", "pretend"),
         re.compile(
             r"\byou\s+are\s+now\b|\bfrom\s+(?:now\s+on|this\s+point\s+on|this\s+moment\s+on)\b[^.\n]{0,30}\byou\b"
             r"|\b(?:act|behave|respond|answer|pretend)\s+(?:as|like|to\s+be)\s+(?:if\s+you\s+were\s+)?(?:an?\s+)?"
@@ -93,6 +114,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "addressed_to_model",
+        (*_MODEL_WORDS, "read"),
         re.compile(
             rf"\b(?:attention|note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
             rf"(?:ai\s+)?{_MODEL}s?\b"
@@ -106,6 +128,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "role_marker",
+        ("<|", "[inst]", "<<sys>>", "</s>"),
         re.compile(
             r"<\|(?:im_start|start_header_id)\|>\s*(?:system|user|assistant|developer)"
             r"|<\|(?:system|user|assistant|developer)\|>\s*\S"
@@ -116,6 +139,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "role_marker",
+        ("system", "assistant", "human"),
         re.compile(
             r"(?:^|\n|[.!?]\s+)[ \t]*(?:#{1,6}[ \t]*)?(?:system|assistant|human)[ \t]*:[ \t]*\n?[ \t]*"
             r"[^\n]{0,80}?\b(?:you|your|must|always|never|ignore|reveal|print|approve|comply|obey|authori[sz]ed|"
@@ -125,6 +149,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "tool_markup",
+        ("<", '"tool', '"function', '"name"'),
         re.compile(
             r"<\s*/?\s*(?:[a-z]+:)?(?:tool_call|tool_calls|tool_use|tool_result|function_calls?|function_results|invoke)\b"
             r"|\"(?:tool_calls|function_call|tool_use)\"\s*:\s*[\[{]"
@@ -134,6 +159,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "directive",
+        (*_MODEL_WORDS, "you", "before", "execute"),
         re.compile(
             rf"\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+required\s+to|will)\s+{_ADVERBS}{_RUN_VERBS}\b"
             rf"|\b(?:ai\s+)?(?:{_MODEL})s?\b[^.\n]{{0,30}}\b(?:must|should|shall|need\s+to|have\s+to)\s+{_ADVERBS}{_RUN_VERBS}\b"
@@ -145,6 +171,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "pipe_to_shell",
+        ("|", "<(", "iex", "invoke"),
         re.compile(
             r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\s+[^|\n]{1,200}\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
             r"(?:env\s+)?(?:ba|z|da|k|fi)?sh\b"
@@ -155,6 +182,25 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "exfiltration",
+        (
+            "send",
+            "post",
+            "upload",
+            "forward",
+            "exfiltrate",
+            "transmit",
+            "leak",
+            "email",
+            "print",
+            "reveal",
+            "output",
+            "reply",
+            "dump",
+            "read",
+            "disclose",
+            "show",
+            "cat",
+        ),
         re.compile(
             r"\b(?:send|post|upload|forward|exfiltrate|transmit|leak|email)\b[^.\n]{0,80}?"
             r"(?:credentials|secrets?|tokens?|api\s+keys?|passwords?|private\s+keys?|\.env\b|id_rsa|~/\.ssh|\.aws|"
@@ -169,6 +215,7 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "conceal",
+        ("tell", "mention", "inform", "notify", "alert", "warn", "without", "silently", "keep"),
         re.compile(
             r"\b(?:do\s+not|don't|never)\s+(?:tell|mention|inform|notify|alert|warn)\b[^.\n]{0,30}?\b(?:the\s+)?"
             r"(?:user|owner|human|developer)s?\b"
@@ -180,6 +227,18 @@ _TEXT_RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "security_off",
+        (
+            "disable",
+            "skip",
+            "turn",
+            "bypass",
+            "switch",
+            "ignore",
+            "push",
+            "commit",
+            "merge",
+            "deploy",
+        ),
         re.compile(
             r"(?:\b(?:always|must|should|make\s+sure\s+to|be\s+sure\s+to|remember\s+to|please)\s+|(?:^|[.!?:]\s+))"
             r"(?:disable|skip|turn\s+off|bypass|switch\s+off|ignore)\s+(?:the\s+|all\s+|any\s+)?"
@@ -206,6 +265,7 @@ _KNOWN_INSTALLERS = re.compile(
     _I,
 )
 
+_WORD = re.compile(r"[a-z]+")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH_CHARS = "\u200b\u200c\u200d\u2060\ufeff\u180e"
 _ZERO_WIDTH_RUN = re.compile(f"[{_ZERO_WIDTH_CHARS}]{{2,}}")
@@ -228,15 +288,19 @@ def screen(text: str) -> list[str]:
     """The reasons `text` reads like an instruction to the model that reads it (sorted codes of
     REASONS), or [] for ordinary text."""
     reasons: set[str] = set()
-    if _BIDI.search(text):
-        reasons.add("bidi_control")
-    if _ZERO_WIDTH_RUN.search(text) or len(_ZERO_WIDTH_IN_ASCII.findall(text)) >= 2:
-        reasons.add("zero_width")
-    if _TAGS.search(_FLAG_TAGS.sub("", text)):
-        reasons.add("tag_characters")
-    revealed = _revealed(text)
+    # Hidden characters and compatibility forms are all outside ASCII, as most memories are not.
+    if text.isascii():
+        revealed = text
+    else:
+        if _BIDI.search(text):
+            reasons.add("bidi_control")
+        if _ZERO_WIDTH_RUN.search(text) or len(_ZERO_WIDTH_IN_ASCII.findall(text)) >= 2:
+            reasons.add("zero_width")
+        if _TAGS.search(_FLAG_TAGS.sub("", text)):
+            reasons.add("tag_characters")
+        revealed = _revealed(text)
     reasons |= _text_reasons(revealed)
-    for comment in _HTML_COMMENT.findall(revealed):
+    for comment in _HTML_COMMENT.findall(revealed) if "<!--" in revealed else ():
         if _COMMENT_TO_MODEL.search(comment) or _text_reasons(comment):
             reasons.add("html_comment")
     for index, run in enumerate(_BASE64_RUN.findall(text)):
@@ -261,8 +325,10 @@ def _revealed(text: str) -> str:
 
 def _text_reasons(text: str) -> set[str]:
     found = set()
-    for code, pattern in _TEXT_RULES:
-        if code in found:
+    lowered = text.lower()
+    present = set(_WORD.findall(lowered))
+    for code, words, pattern in _TEXT_RULES:
+        if code in found or not any(word in present if word.isalpha() else word in lowered for word in words):
             continue
         for match in pattern.finditer(text):
             if code in _MENTIONABLE and _quoted(text, match):
