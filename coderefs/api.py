@@ -15,7 +15,7 @@ router = Router(tags=["code references"])
 
 # A GET has no body, so it cannot be cut short (408) or too large (413).
 _READ_ERRORS = (400, 401, 403, 503)
-_WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
+_WRITE_ERRORS = (400, 401, 403, 408, 413, 429, 503)
 
 
 @router.api_operation(
@@ -29,7 +29,7 @@ _WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
 )
 def list_targets(request: HttpRequest) -> TargetsOutput:
     """References to check for a project: never-checked ones first, at most 500."""
-    return refs_targets(project=request.GET.get("project"))
+    return refs_targets(caller=request.auth, project=request.GET.get("project"))
 
 
 @router.post(

@@ -24,10 +24,11 @@ from kenfold import clock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
-from memories import providers
+from memories import extensions, providers
+from memories.audit import audit_record
 from memories.chat import ChatError, ChatModel, ChatOutputError
 from memories.insert import memory_insert
-from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust, served_sql
+from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust, served_sql
 from memories.selectors import extraction_counts
 
 log = logging.getLogger(__name__)
@@ -368,6 +369,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
         else:
             stale = False
             applied = _apply(proposal=proposal, members=members, actor=actor, now=now)
+            extensions.retrieval_changed(extensions.CONSOLIDATION_APPLIED)
     if stale:
         raise Conflict(f"proposal {proposal.pk} is stale: {STALE_MESSAGE}")
     return applied
@@ -395,12 +397,20 @@ def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: d
             status=Status.ACTIVE,
             # Dated like the last session it covers, so it never counts as a recent session.
             created_at=sessions[-1].created_at,
+            actor=actor,
+            audit_detail={"consolidation": str(proposal.pk)},
         )
         retired = sessions
     else:
         result = next(m for m in members if m.pk == proposal.keep_id)
         retired = [m for m in members if m.pk != proposal.keep_id]
     Memory.objects.filter(pk__in=[m.pk for m in retired]).update(status=Status.SUPERSEDED)
+    audit_record(
+        action=MemoryAction.SUPERSEDED,
+        memory_ids=[m.pk for m in retired],
+        agent=actor,
+        detail={"by": str(result.pk), "consolidation": str(proposal.pk)},
+    )
     MemoryEdge.objects.bulk_create(
         [MemoryEdge(src=result, relation="replaces", dst=m, source_agent=actor) for m in retired],
         ignore_conflicts=True,

@@ -23,6 +23,7 @@ ERROR_STATUSES = {
     403: "A Host that is not allowed, a cross-site request, or a read-only caller asking to write.",
     408: "The body ended before its Content-Length.",
     413: "The body is larger than 1 MiB.",
+    429: "The credential used up a write quota; `error` names the limit and when it resets (Retry-After).",
     503: "Kenfold is busy or its database is unavailable; retry after Retry-After seconds.",
 }
 _RETRY_AFTER = {
@@ -41,12 +42,20 @@ def error_responses(*statuses: int) -> dict[Any, type[BaseModel]]:
 
 def error_documentation(*statuses: int) -> dict[str, Any]:
     """For a view's `openapi_extra`: what each error status means (ninja only knows its reason phrase),
-    and the Retry-After header every 503 carries."""
+    and the Retry-After header every 429 and 503 carries."""
     responses: dict[int, dict[str, Any]] = {
         status: {"description": ERROR_STATUSES[status]} for status in statuses
     }
     if 503 in responses:
         responses[503]["headers"] = _RETRY_AFTER
+    if 429 in responses:
+        responses[429]["headers"] = {
+            "Retry-After": {
+                "description": "Seconds until the quota's window resets.",
+                "required": True,
+                "schema": {"type": "integer"},
+            }
+        }
     return {"responses": responses}
 
 

@@ -237,6 +237,11 @@ try:
     # Consolidation proposals (duplicates, conflicts, digests of old sessions; spec §1.14), made by the
     # chat model for the owner to apply or reject. On whenever a chat model is configured, unless false.
     CONSOLIDATE = env_bool("KENFOLD_CONSOLIDATE", True)
+    # Write quotas per credential (API key or OAuth grant; memories.quotas): writes per UTC minute and
+    # memories created per UTC day, unless the owner set the credential's own. 0 means no limit. Generous
+    # on purpose: they stop a runaway loop, not an agent at work.
+    QUOTA_WRITES_PER_MINUTE = env_int("KENFOLD_QUOTA_WRITES_PER_MINUTE", 120, minimum=0, maximum=1_000_000)
+    QUOTA_MEMORIES_PER_DAY = env_int("KENFOLD_QUOTA_MEMORIES_PER_DAY", 2000, minimum=0, maximum=100_000_000)
     if env_str("KENFOLD_CONSOLIDATE") and CONSOLIDATE and not CHAT.url:
         raise ConfigError(
             "KENFOLD_CONSOLIDATE=true needs a chat model: set KENFOLD_CHAT_URL (an OpenAI-compatible API "
@@ -312,6 +317,7 @@ INSTALLED_APPS = [
     "dashboard",
     "consolidation",
     "archive",
+    "evals",
 ]
 
 MIDDLEWARE = [

@@ -28,7 +28,15 @@ from memories.chat import ChatError, ChatModel, ChatOutputError, tagged
 from memories.embedding_store import store_vectors
 from memories.embeddings import EmbeddingError
 from memories.insert import memory_insert
-from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status, Trust
+from memories.models import (
+    Extraction,
+    ExtractionStatus,
+    Memory,
+    MemoryEdge,
+    MemoryType,
+    Status,
+    Trust,
+)
 from memories.services import same_content
 
 log = logging.getLogger(__name__)
@@ -504,6 +512,7 @@ def _store_candidate(
         trust=Trust.AGENT,
         confidence=candidate.confidence,
         status=Status.ACTIVE if auto else Status.PROPOSED,
+        audit_detail={"extracted_from": str(summary.id)},
     )
     MemoryEdge.objects.create(src=memory, relation="derived_from", dst=summary, source_agent=EXTRACTOR_AGENT)
     return memory

@@ -3,7 +3,6 @@
 import hashlib
 import json
 
-from memories.insert import FLAGS_KEY
 from memories.models import Memory, MemoryType
 from memories.schemas import MemoryView
 
@@ -21,9 +20,13 @@ _NOT_HASHED = {
 }
 
 HANDOFF_KIND = "handoff"
+# The attrs key holding the poisoning screen's reasons (memories.insert), kept after the owner approves.
+FLAGS_KEY = "flags"
 # A section of a project's documentation, stored by `kenfold docs sync` (projectdocs): attrs carry its
 # page's path, heading_path, chunk_index, file_hash and frontmatter fields.
 DOC_KIND = "doc"
+# The project's memory guidelines (KENFOLD.md): one active per project, served first by get_context.
+GUIDELINES_KIND = "guidelines"
 # MemoryEdge relations made from a page's `relates_to` frontmatter are this prefix and the relation type.
 DOC_RELATION_PREFIX = "relates_to:"
 

@@ -2,7 +2,7 @@
 
 import logging
 
-from memories import providers
+from memories import extensions, providers
 from memories.embedding_store import backfill
 from memories.extraction import extraction_run
 from memories.scope_indexes import build_scope_indexes
@@ -21,10 +21,13 @@ def embeddings_backfill() -> str:
     """
     embedders = providers.embedders()
     if not embedders:
+        extensions.retrieval_changed(extensions.VECTORS_CURRENT)
         return "embeddings are off"
     lines = []
+    remaining = 0
     for embedder in embedders:
         report = backfill(embedder=embedder)
+        remaining += report.remaining
         if report.embedded or report.failed:  # an idle worker runs this every five minutes: no news, no line
             log.info(
                 "embedding backfill",
@@ -33,6 +36,10 @@ def embeddings_backfill() -> str:
         lines.append(
             f"{embedder.name}: embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
         )
+    if not remaining:
+        # Each run says so, whether or not it embedded anything: a switch back to a model whose vectors
+        # were kept needs no embedding, and is a switch all the same.
+        extensions.retrieval_changed(extensions.VECTORS_CURRENT)
     # After the vectors are written, so a scope that just grew past the thresholds gets its graph now.
     indexes = build_scope_indexes()
     if indexes.busy:

@@ -14,7 +14,7 @@ from projectdocs.services import docs_sync
 router = Router(tags=["project docs"])
 
 _READ_ERRORS = (400, 401, 403, 503)
-_WRITE_ERRORS = (400, 401, 403, 408, 413, 503)
+_WRITE_ERRORS = (400, 401, 403, 408, 413, 429, 503)
 _PROJECT_PARAMETER = {
     "in": "query",
     "name": "project",
@@ -32,7 +32,7 @@ _PROJECT_PARAMETER = {
 )
 def files(request: HttpRequest) -> DocFilesOutput:
     """The project's synced pages with their file hashes and section counts."""
-    return docs_files(project=request.GET.get("project"))
+    return docs_files(caller=request.auth, project=request.GET.get("project"))
 
 
 @router.post(

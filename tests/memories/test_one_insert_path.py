@@ -20,6 +20,7 @@ PACKAGES = (
     "consolidation",
     "archive",
     "projectdocs",
+    "evals",
     "client",
     "scripts",
     "plugins",

@@ -92,14 +92,14 @@ def test_a_changed_page_supersedes_only_its_changed_sections() -> None:
     assert kept.status == "active" and kept.attrs["file_hash"] == "2" * 64, (
         "unchanged sections move, never copy"
     )
-    assert [f.model_dump() for f in docs_files(project=PROJECT).files] == [
+    assert [f.model_dump() for f in docs_files(caller=CLAUDE, project=PROJECT).files] == [
         {"path": "docs/deploy.md", "file_hash": "2" * 64, "sections": 2}
     ]
 
     removed = sync(deleted=("docs/deploy.md",))
     assert removed.retired == 1
     assert {m.status for m in sections("docs/deploy.md")} == {"deleted", "superseded"}
-    assert docs_files(project=PROJECT).files == []
+    assert docs_files(caller=CLAUDE, project=PROJECT).files == []
 
 
 def test_bad_input_changes_nothing_and_a_credential_refuses_only_its_page() -> None:
