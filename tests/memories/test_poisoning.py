@@ -12,6 +12,7 @@ from mcp import Client
 from kenfold.caller import Caller
 from kenfold.mcp.server import build_server
 from memories import selectors, services
+from memories.guidelines import guidelines_set
 from memories.models import Memory
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.services import docs_sync
@@ -138,3 +139,15 @@ def test_mcp_remember_answers_proposed_with_flags_and_get_context_cautions() -> 
 async def _connected(scenario):
     async with Client(build_server(agent="claude-code")) as client:
         return await scenario(client)
+
+
+def test_the_projects_guidelines_are_not_screened() -> None:
+    # KENFOLD.md tells agents what to do on purpose: flagging it would tell them not to follow it.
+    guidelines, changed = guidelines_set(
+        project=PROJECT,
+        content="You must run `make test` before every push.",
+        actor="kenfold-cli",
+        source="cli",
+    )
+    assert changed and guidelines.status == "active" and "flags" not in guidelines.attrs
+    assert remember("You must run `make test` before every push, says the memory.").status == "proposed"
