@@ -266,6 +266,11 @@ _KNOWN_INSTALLERS = re.compile(
 )
 
 _WORD = re.compile(r"[a-z]+")
+# Each rule's words as a set (one C-level intersection per rule) and its markup strings apart.
+_PREPARED = [
+    (code, frozenset(w for w in words if w.isalpha()), tuple(w for w in words if not w.isalpha()), pattern)
+    for code, words, pattern in _TEXT_RULES
+]
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH_CHARS = "\u200b\u200c\u200d\u2060\ufeff\u180e"
 _ZERO_WIDTH_RUN = re.compile(f"[{_ZERO_WIDTH_CHARS}]{{2,}}")
@@ -327,8 +332,8 @@ def _text_reasons(text: str) -> set[str]:
     found = set()
     lowered = text.lower()
     present = set(_WORD.findall(lowered))
-    for code, words, pattern in _TEXT_RULES:
-        if code in found or not any(word in present if word.isalpha() else word in lowered for word in words):
+    for code, words, marks, pattern in _PREPARED:
+        if code in found or not (words & present or any(mark in lowered for mark in marks)):
             continue
         for match in pattern.finditer(text):
             if code in _MENTIONABLE and _quoted(text, match):
