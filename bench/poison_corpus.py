@@ -39,7 +39,7 @@ def main() -> None:
         print(
             f"{part}: caught {r['caught']}/{r['planted']} planted ({r['catch_rate']:.1%}), "
             f"flagged {r['flagged']}/{r['ordinary']} ordinary ({r['false_positive_rate']:.1%}), "
-            f"{r['microseconds_per_memory']} µs per memory"
+            f"{r['cpu_microseconds_per_memory']} µs of CPU per memory"
         )
         if r["missed_by_kind"]:
             print(f"  missed by kind: {r['missed_by_kind']}")
