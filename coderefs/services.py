@@ -15,15 +15,13 @@ from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
-from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_symbol
+from kenfold_common.coderefs import MAX_HASH_CHARS, is_commit, is_valid_ref_path, is_valid_ref_symbol
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
 from memories import access
 from memories.models import Memory
 from memories.quotas import quota_charge
-
-MAX_HASH_CHARS = 100
 
 
 def refs_record(memory: Memory) -> None:

@@ -42,6 +42,7 @@ urlpatterns = [
     path("dashboard/memories/<str:memory_id>", _get(views.memory_detail)),
     path("dashboard/memories/<str:memory_id>/forget", _post(views.memory_forget)),
     path("dashboard/audit", _get(views.audit_page)),
+    path("dashboard/usage", _get(views.usage_page)),
     path("dashboard/clients", _get(views.clients)),
     path("dashboard/clients/keys", _post(views.key_create)),
     path("dashboard/clients/keys/<uuid:key_id>/revoke", _post(views.key_revoke)),

@@ -22,7 +22,7 @@ from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
-from memories import audit, keys, quotas, selectors, services
+from memories import audit, keys, quotas, selectors, services, usage
 from memories.access import limit_summary
 from memories.models import MemoryType, Status
 from oauth.services import grant_list, grant_revoke
@@ -35,6 +35,9 @@ MAX_PAGE = 1000
 MAX_REASON = 500
 SIMILAR = 4
 DEFAULT_REJECT_REASON = "rejected in the dashboard"
+# The Usage page's forgetting candidates: memories older than this that no agent reused.
+USAGE_IDLE_DAYS = 30
+MAX_IDLE_DAYS = 3650
 LIST_STATUSES = ("active", "proposed", "superseded", "deleted", "stale", "all")
 
 
@@ -133,6 +136,19 @@ def _labelled(rows: list) -> list[tuple[str, object]]:
         (labels.get(row.credential, "no credential") if row.credential else "no credential", row)
         for row in rows
     ]
+
+
+# --- usage ---------------------------------------------------------------------------------------------
+
+
+def usage_page(request: HttpRequest) -> HttpResponse:
+    raw = (request.GET.get("days") or str(USAGE_IDLE_DAYS)).strip()
+    context = {"days": raw, "kept_days": settings.USAGE_DAYS, "max_rows": settings.USAGE_MAX_ROWS}
+    if not raw.isdigit() or int(raw) > MAX_IDLE_DAYS:
+        problem = f"days must be a whole number from 0 to {MAX_IDLE_DAYS}"
+        return _page(request, "usage.html", context | {"problem": problem}, status=400)
+    report = usage.usage_report(now=clock.now(), idle_days=int(raw))
+    return _page(request, "usage.html", context | {"days": int(raw), "report": report})
 
 
 # --- review ----------------------------------------------------------------------------------------------

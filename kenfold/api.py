@@ -162,3 +162,4 @@ def whoami(request: HttpRequest) -> WhoAmIOutput:
 
 api.add_router("/refs", "coderefs.api.router")
 api.add_router("/docs", "projectdocs.api.router")
+api.add_router("/usage", "memories.api.router")

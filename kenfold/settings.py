@@ -232,6 +232,10 @@ try:
     # "propose": every extracted memory waits for the owner's review; "auto": a directly stated,
     # confident fact that resembles nothing existing is served at once (preferences are always proposed).
     EXTRACT_POLICY = env_choice("KENFOLD_EXTRACT_POLICY", "propose", ("propose", "auto"))
+    # Which memories agents are served and reuse (memories.usage): kept this many days (0 records
+    # nothing), and at most this many answers, so the table stays small whatever the traffic.
+    USAGE_DAYS = env_int("KENFOLD_USAGE_DAYS", 30, minimum=0, maximum=3650)
+    USAGE_MAX_ROWS = env_int("KENFOLD_USAGE_MAX_ROWS", 100_000, minimum=100, maximum=10_000_000)
     # Classify remembers sent without a type (only when a chat model is configured).
     CLASSIFY = env_bool("KENFOLD_CLASSIFY", True)
     # Consolidation proposals (duplicates, conflicts, digests of old sessions; spec §1.14), made by the

@@ -504,3 +504,42 @@ class MemoryEvent(models.Model):
                 name="memory_event_credential",
             ),
         ]
+
+
+class ServedCall(models.Model):
+    """One recall or get_context answer: the memories it served, in rank order, and to whom.
+
+    Ids only, never content or the query: the table says which memories are read and used, not what
+    anyone asked. Kept KENFOLD_USAGE_DAYS and at most KENFOLD_USAGE_MAX_ROWS rows (memories.usage).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    served_at = models.DateTimeField()
+    tool = models.TextField()
+    agent = models.TextField()
+    # Caller.credential (`key:<id>`, `grant:<id>`); NULL for stdio and KENFOLD_AUTH=none.
+    credential = models.TextField(null=True, blank=True)
+    # The client's `_meta` kenfold/session_id (the session hook sends it), when known.
+    session_id = models.TextField(null=True, blank=True)
+    # Rank r is position r - 1.
+    memory_ids = ArrayField(models.UUIDField())
+    # The subset the agent reused: said by the session hook or by the agent (`used` on a later call).
+    used_ids = ArrayField(
+        models.UUIDField(), default=list, db_default=Value([], output_field=ArrayField(models.UUIDField()))
+    )
+
+    class Meta:
+        db_table = "served_call"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(tool__in=("recall", "get_context")), name="served_call_tool_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(used_ids__contained_by=F("memory_ids")), name="served_call_used_served"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["served_at"], name="served_call_served_at"),
+            # Marking a reuse looks up the caller's latest answers.
+            models.Index(F("agent"), F("id").desc(), name="served_call_agent_recent"),
+        ]

@@ -7,7 +7,8 @@ it writes, so bad input changes nothing, and owns its transaction.
 
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet, Value
@@ -21,7 +22,7 @@ from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import SESSION_ID_META_KEY, USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import access, delta, extensions, providers, search, selectors
+from memories import access, delta, extensions, providers, search, selectors, usage
 from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
@@ -35,7 +36,9 @@ from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
     HandoffOutput,
+    MemoryItem,
     MemoryView,
+    RecallOutput,
     RememberOutput,
     ResumeOutput,
 )
@@ -702,6 +705,8 @@ def context_deliver(
     budget_tokens: int | None = None,
     state: str | None = None,
     as_of: str | None = None,
+    session_id: str | None = None,
+    used: list[str] | None = None,
 ) -> GetContextOutput:
     """get_context as agents call it: the context (selectors.context_get) and a `state` for the next call.
 
@@ -717,6 +722,7 @@ def context_deliver(
     (read-only grants may call it) and nothing in the store changes.
     """
     now = clock.now()
+    reused = usage.parse_used(used)
     scope = scope_for_project(project)
     if scope != USER_SCOPE:
         # Before the state is read: a state must not tell a limited caller anything of another project.
@@ -725,9 +731,19 @@ def context_deliver(
     if moment is not None:
         if state is not None:
             raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
-        return selectors.context_get(
+        output = selectors.context_get(
             caller=caller, task=task, project=project, budget_tokens=budget_tokens, as_of=moment
         )
+        # Served, so recorded like any answer (memories.usage): the owner sees what agents read.
+        _record_usage(
+            caller=caller,
+            tool="get_context",
+            served=output.sent_items(),
+            session_id=session_id,
+            used=reused,
+            now=now,
+        )
+        return output
     held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
     output = selectors.context_get(
         caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held
@@ -744,4 +760,45 @@ def context_deliver(
         # the oldest entries go first (this answer's items were added last).
         holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
     output.state = delta.save_state(scope=scope, held=holding, now=now)
+    _record_usage(
+        caller=caller,
+        tool="get_context",
+        served=output.sent_items(),
+        session_id=session_id,
+        used=reused,
+        now=now,
+    )
     return output
+
+
+def recall_deliver(
+    *, caller: Caller, session_id: str | None = None, used: list[str] | None = None, **arguments: Any
+) -> RecallOutput:
+    """recall as agents call it: selectors.memory_recall with these `arguments`, recorded as
+    served (memories.usage); `used` marks memories that earlier answers served and the agent reused.
+
+    Like get_context's state, the record is bookkeeping about the caller, so read-only grants may call it.
+    """
+    now = clock.now()
+    reused = usage.parse_used(used)
+    output = selectors.memory_recall(caller=caller, **arguments)
+    _record_usage(
+        caller=caller, tool="recall", served=output.memories, session_id=session_id, used=reused, now=now
+    )
+    return output
+
+
+def _record_usage(
+    *,
+    caller: Caller,
+    tool: str,
+    served: list[MemoryItem],
+    session_id: str | None,
+    used: list[uuid.UUID],
+    now: datetime,
+) -> None:
+    # Reuse first: it refers to earlier answers, never to the one being recorded.
+    usage.usage_mark_used(caller=caller, memory_ids=used, session_id=session_id, now=now)
+    usage.usage_record(
+        caller=caller, tool=tool, memory_ids=[item.id for item in served], session_id=session_id, now=now
+    )

@@ -2,10 +2,12 @@
 
 import logging
 
+from kenfold import clock
 from memories import extensions, providers
 from memories.embedding_store import backfill
 from memories.extraction import extraction_run
 from memories.scope_indexes import build_scope_indexes
+from memories.usage import usage_prune
 
 log = logging.getLogger(__name__)
 
@@ -62,3 +64,11 @@ def extraction_drain() -> str:
         return "no chat model (KENFOLD_CHAT_URL) is configured"
     report = extraction_run(limit=10_000, budget_seconds=EXTRACTION_BUDGET_SECONDS)
     return f"processed {report.processed}, stored {report.stored}, failed {report.failed}"
+
+
+def usage_prune_old() -> str:
+    """Delete served-answer records older than KENFOLD_USAGE_DAYS (scheduled hourly; memories.usage)."""
+    deleted = usage_prune(now=clock.now())
+    if deleted:
+        log.info("usage records pruned", extra={"deleted": deleted})
+    return f"deleted {deleted} usage records"

@@ -159,9 +159,12 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
     caller.require_write("docs sync")
     scope = docs_scope(sync.project)
     access.require_scope(caller=caller, scope=scope, write=True)
+    # A file sent twice as the same entry says nothing new (a client's retry, a list built twice): keep one.
+    # Two different entries for one path cannot both be the page, so that is refused.
+    sync.files = list({file.model_dump_json(): file for file in sync.files}.values())
     paths = [file.path for file in sync.files]
     if len(set(paths)) != len(paths):
-        raise InvalidInput("files lists a path more than once; send each file once")
+        raise InvalidInput("files lists a path more than once with different contents; send each file once")
     for index, file in enumerate(sync.files):
         _validate_file(index, file)
     for index, path in enumerate(sync.deleted):

@@ -24,7 +24,7 @@ from kenfold.backpressure import database_unavailable, database_unavailable_mess
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import multi_query, selectors, services
+from memories import multi_query, selectors, services, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -60,6 +60,15 @@ AsOf = Annotated[
     Field(
         max_length=40,
         description="A past ISO date or time (UTC if no zone): memory as it was then.",
+    ),
+]
+
+Used = Annotated[
+    list[str] | None,
+    Field(
+        max_length=usage.MAX_USED,
+        description="Ids of memories from earlier answers that you actually used: shows the user which "
+        "memories help.",
     ),
 ]
 
@@ -176,9 +185,20 @@ class KenfoldMCPServer(MCPServer):
             raise ToolError(f"{name}: {problems}") from exc.__cause__
 
 
-# The tools that only read; an OAuth grant without memory:write may call these and nothing else
-# (kenfold.mcp.transports.mcp_writes). A test keeps this in step with the tools' readOnlyHint.
-READ_ONLY_TOOLS = frozenset({"get_context", "recall"})
+# What each tool does to memory, as clients see it (readOnlyHint, destructiveHint, ...), and the one source
+# of which tools only read: an OAuth grant without memory:write may call those and nothing else
+# (kenfold.mcp.transports.mcp_writes); every other tool's service calls Caller.require_write.
+TOOL_ANNOTATIONS = {
+    "get_context": ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    "remember": ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+    "recall": ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    "handoff": ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+    "resume": ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+    "forget": ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+}
+READ_ONLY_TOOLS = frozenset(name for name, hints in TOOL_ANNOTATIONS.items() if hints.read_only_hint)
 
 
 def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddleware[Any]] = ()) -> MCPServer:
@@ -203,7 +223,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Get context",
-        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+        annotations=TOOL_ANNOTATIONS["get_context"],
     )
     async def get_context(
         ctx: Context,
@@ -233,6 +253,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             ),
         ] = None,
         as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
 
@@ -258,11 +279,13 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             budget_tokens=budget_tokens,
             state=state,
             as_of=as_of,
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
         )
 
     @mcp.tool(
         title="Remember",
-        annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        annotations=TOOL_ANNOTATIONS["remember"],
     )
     async def remember(
         ctx: Context,
@@ -330,7 +353,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Recall",
-        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+        annotations=TOOL_ANNOTATIONS["recall"],
     )
     async def recall(
         ctx: Context,
@@ -384,6 +407,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             Field(description="With ids: id → content_hash you hold; unchanged ones return changed: false."),
         ] = None,
         as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, RecallOutput]:
         """Search memory in natural language for what this or other agents learned in earlier sessions.
 
@@ -395,8 +419,10 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         """
         return await run_service(
             "recall",
-            selectors.memory_recall,
+            services.recall_deliver,
             caller=caller(ctx),
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
             query=query,
             queries=queries,
             ids=ids,
@@ -410,7 +436,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Hand off",
-        annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        annotations=TOOL_ANNOTATIONS["handoff"],
     )
     async def handoff(
         ctx: Context,
@@ -462,9 +488,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Resume",
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
+        annotations=TOOL_ANNOTATIONS["resume"],
     )
     async def resume(ctx: Context, project: Project = None) -> Annotated[CallToolResult, ResumeOutput]:
         """Pick up the latest handoff of the project: what was done, the current state and next_steps.
@@ -477,7 +501,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
 
     @mcp.tool(
         title="Forget",
-        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+        annotations=TOOL_ANNOTATIONS["forget"],
     )
     async def forget(
         ctx: Context,

@@ -197,6 +197,7 @@ def test_pages_carry_the_security_headers(owner: SignedIn) -> None:
         "/dashboard/",
         "/dashboard/review",
         "/dashboard/memories",
+        "/dashboard/usage",
         "/dashboard/clients",
         "/dashboard/audit",
     ):

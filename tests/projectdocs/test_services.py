@@ -208,3 +208,18 @@ def test_titles_and_headings_weigh_more_than_body_text() -> None:
 
     assert first(weights=True) == "docs/ops.md"
     assert first(weights=False) == "docs/misc.md"
+
+
+def test_a_page_sent_twice_alike_is_stored_once_and_two_versions_of_one_path_are_refused() -> None:
+    deploy = page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run on weekdays."))
+    result = sync(deploy, dict(deploy))
+    assert (result.added, result.sections_stored) == (1, 1)
+    assert len(sections("docs/deploy.md")) == 1
+
+    other = page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run on Fridays."), version="2")
+    with pytest.raises(InvalidInput, match="more than once with different contents") as refused:
+        sync(other, page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run daily."), version="3"))
+    assert "Fridays" not in str(refused.value)
+    assert [memory.content for memory in sections("docs/deploy.md")] == [
+        "## Schedule\n\nDeploys run on weekdays."
+    ]
