@@ -336,8 +336,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         Saying again what an active memory already says (ignoring case, whitespace and trailing
         punctuation) stores nothing and returns that memory with `deduplicated: true`. `similar` lists
         close memories in the same scope: if one is outdated or contradicts the new one, supersede or
-        forget it. New preferences are `proposed` and served only after the user approves them, and so
-        is text that reads like an instruction to an AI model (`flags` says why).
+        forget it. New preferences are `proposed` and served only after the user approves them.
         """
         return await run_service(
             "remember",
