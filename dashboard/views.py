@@ -329,6 +329,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "history": selectors.memory_history(memory),
             "edges": selectors.memory_edges(memory),
             "similar": similar,
+            "flagged": selectors.flag_reasons(memory),
             "events": _labelled(audit.memory_events(memory_id=memory.pk)),
         },
     )
