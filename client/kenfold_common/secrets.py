@@ -244,6 +244,25 @@ def _is_long_random_single_case(value: str, classes: set[str]) -> bool:
     )
 
 
+# "<id>:<secret>" (a Telegram bot token, a client id and its secret): the id says nothing, so the part after
+# the colon is judged. An id holds a digit; a word before the colon is a reference to where the secret is
+# kept ("vault:<path>"), and a hash algorithm's name makes it a digest ("sha256:<hex>").
+_ID_AND_SECRET_RE = re.compile(
+    r"(?!(?:sha|md5|blake|h1)[0-9-]*:)[A-Za-z0-9_-]{1,64}:(?P<secret>[A-Za-z0-9_+/=.-]{16,})"
+)
+
+
+def _looks_random_or_id_and_secret(value: str) -> bool:
+    if _looks_random(value):
+        return True
+    pair = _ID_AND_SECRET_RE.fullmatch(value)
+    return (
+        pair is not None
+        and any(char.isdigit() for char in value[: pair.start("secret")])
+        and _looks_random(pair["secret"])
+    )
+
+
 def _looks_like_password(value: str) -> bool:
     """A human-chosen password (``Summer2021!``): what password policies ask for, and not code."""
     return (
@@ -311,6 +330,39 @@ def _is_key_under_qualified_name(name: str, value: str) -> bool:
     return _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None
 
 
+# A prefix of one to three short segments in one case ("abc", "xyz_live", "PMAK"). Stripe's publishable keys
+# ("pk_live_...") and public keys are meant to be shown; a hash algorithm's name starts a digest
+# ("sha512-<base64>" in lockfiles).
+_TOKEN_PREFIX_RE = re.compile(
+    r"(?:[a-z][a-z0-9]{1,9}|[A-Z][A-Z0-9]{1,9})(?:[_-](?:[a-z0-9]{1,9}|[A-Z0-9]{1,9})){0,2}"
+)
+_NOT_SECRET_PREFIXES = ("pk", "pub", "public", "publishable", "md5", "sha1", "sha256", "sha384", "sha512")
+_MAX_TOKEN_PREFIX = 30
+_MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
+
+
+def _is_prefixed_random_token(match: re.Match[str]) -> bool:
+    text, separator = match.string, match.start()
+    start = separator
+    while start > 0 and separator - start < _MAX_TOKEN_PREFIX and _is_word_or_dash(text[start - 1]):
+        start -= 1
+    if start > 0 and (_is_word_or_dash(text[start - 1]) or text[start - 1] in "./+=%:@"):
+        return False
+    prefix = text[start:separator]
+    body = match["body"]
+    return (
+        _TOKEN_PREFIX_RE.fullmatch(prefix) is not None
+        and prefix.lower().split("_")[0].split("-")[0] not in _NOT_SECRET_PREFIXES
+        and _character_classes(body) == {"upper", "lower", "digit"}
+        and _shannon_entropy(body) >= _MIN_PREFIXED_BODY_ENTROPY_BITS
+        and not _is_placeholder_body(body)
+    )
+
+
+def _is_word_or_dash(char: str) -> bool:
+    return char == "-" or _is_word_character(char)
+
+
 def _is_command_line_password(match: re.Match[str]) -> bool:
     # The flag says what the value is, so two classes of characters are enough ("8ER6O0H6681S"); one is not,
     # because "mysql -p shop" (with a space) prompts for the password and names the database.
@@ -327,7 +379,7 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
     if _is_placeholder(value):
         return False
-    if _looks_random(value) or _is_key_under_qualified_name(match["name"], value):
+    if _looks_random_or_id_and_secret(value) or _is_key_under_qualified_name(match["name"], value):
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
@@ -762,8 +814,10 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?\]?"
-            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|[:=|,])\s*+|\s++is\s++|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\s++)"
+            r"(?<![^\s\"'`{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"'`]?\]?"
+            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|[:=|,])\s*+|\s++is\s++"
+            r"|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
+            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?|\s*+[^\x00-\x7f\s]{1,8}\s++|\s++)"
             r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
@@ -783,6 +837,30 @@ _RULES: tuple[_Rule, ...] = (
         ),
         accepts=_is_assigned_secret,
         hint="alue",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A Terraform variable's default: the name opens the block, the value comes a few lines later.
+        re.compile(
+            r"(?<![A-Za-z0-9_])variable\s++\"(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")\"\s*+\{[^{}]{0,300}?(?<![A-Za-z0-9_])default(?P<separator>\s*+=\s*+)\""
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="variable",
+    ),
+    _Rule(
+        "prefixed-token",
+        "API token",
+        # Formats not listed above: most providers now follow the convention GitHub described for its
+        # tokens in 2021, a short prefix naming the issuer and kind ("abc_", "xyz-live-") before a long
+        # random base62 body. The pattern starts at the separator (far fewer places than every letter);
+        # the prefix before it and the body's randomness are checked afterwards.
+        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9]{30,}+)(?![A-Za-z0-9+/=])"),
+        accepts=_is_prefixed_random_token,
     ),
 )
 
@@ -826,7 +904,9 @@ _INVISIBLE_RE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
 )
 # Printable ASCII, tab and line breaks: what a token and its assignment are written with.
-_PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd])"
+# Non-ASCII text is percent-encoded as its UTF-8 bytes: a lead byte and one to three continuation bytes
+# ("값" is %EA%B0%92), decoded as the one character they encode.
+_PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd]|[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3})"
 _PERCENT_ESCAPE_RE = re.compile(_PERCENT_ESCAPE)
 _NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + r"|[^\x00-\x7f]+")
 # A line break between two characters of a token, with the indentation or shell continuation around it.
@@ -863,6 +943,15 @@ class _Reading:
         return self.starts[start], self.ends[end - 1]
 
 
+def _percent_decoded(escape: str) -> str:
+    if len(escape) == 3:
+        return chr(int(escape[1:], 16))
+    try:
+        return bytes.fromhex(escape.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return escape
+
+
 def _normalized_reading(text: str) -> _Reading | None:
     """NFKC, invisible characters removed, printable percent-escapes decoded; None when nothing changes."""
     if text.isascii():
@@ -886,9 +975,10 @@ def _normalized_reading(text: str) -> _Reading | None:
         copied = stop
         found = spot[0]
         if found[0] == "%":
-            pieces.append(chr(int(found[1:], 16)))
-            starts.append(begin)
-            ends.append(stop)
+            decoded = _percent_decoded(found)
+            pieces.append(decoded)
+            starts.extend([begin] * len(decoded))
+            ends.extend([stop] * len(decoded))
             continue
         if _INVISIBLE_RE.search(found) is None and unicodedata.is_normalized("NFKC", found):
             pieces.append(found)
@@ -1045,7 +1135,7 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
     qualified = name.lower().lstrip("-") not in _BARE_SECRET_NAMES
-    return qualified and (_is_key_under_qualified_name(name, value) or _looks_random(value))
+    return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))
 
 
 # Part of a real token written over with a placeholder word ("sbp_0c22fe7377XXXXXXcd23e7...", "...demo7bf3")
@@ -1054,7 +1144,9 @@ def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
 # decides whether enough of it is left to be a credential ("ghp_xxxx...x" is not). Only the format rules
 # and keys under a qualified name read it: for a value a context rule judges, a placeholder word standing
 # at its edge ("changeme123", "<key>-EXAMPLE") still makes it a placeholder.
-_MASK_WORDS = ("example", "sample", "test", "demo", "dummy", "fake", "xxxx")
+_MASK_WORDS = (
+    "example", "sample", "test", "demo", "dummy", "fake", "xxxx", "your", "changeme", "placeholder", "redacted"
+)  # fmt: skip
 _CONTEXT_RULE_IDS = frozenset(
     {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
 )
