@@ -17,6 +17,8 @@ from tests.common.secret_world.aside import aside_part
 from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
+from tests.common.secret_world.more_formats import MORE_KINDS
+from tests.common.secret_world.second_unseen import SECOND_DISGUISES, is_new_kind, second_unseen_part
 from tests.common.secret_world.texts import Sample
 from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
@@ -39,6 +41,11 @@ def part(name: str) -> tuple[Sample, ...]:
 @cache
 def unseen() -> tuple[Sample, ...]:
     return tuple(unseen_part())
+
+
+@cache
+def second_unseen() -> tuple[Sample, ...]:
+    return tuple(second_unseen_part())
 
 
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
@@ -119,3 +126,17 @@ def test_redaction_leaves_no_part_of_a_refused_unseen_credential_behind() -> Non
         if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
     ]
     assert leaked == []
+
+
+def test_the_second_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    samples = second_unseen()
+    credentials = [s for s in samples if s.is_credential]
+    new_kinds = {s.kind for s in credentials if is_new_kind(s)}
+    assert len(new_kinds) == len(MORE_KINDS) >= 40
+    assert not new_kinds & {kind.name for kind in KINDS}
+    assert {s.kind for s in credentials} - new_kinds == {kind.name for kind in KINDS}
+    assert {s.disguise for s in credentials} == set(SECOND_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in samples if not s.is_credential]) >= 500
+    others = {s.text for name in PARTS for s in part(name)} | {s.text for s in unseen()}
+    assert not others & {s.text for s in samples}
