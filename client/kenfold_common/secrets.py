@@ -320,23 +320,54 @@ def _is_real_key(match: re.Match[str]) -> bool:
 # that says which secret they are: "TWILIO_AUTH_TOKEN", "api_key", but not a bare "token", which notes
 # use for commit SHAs and cache keys as well.
 _BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
-_KEY_SIZED_HEX_RE = re.compile(r"[0-9a-fA-F]{32,}+(?:-us\d{1,2})?")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 24 digits is shorter
+# than any commit SHA anyone quotes whole and than a digest (Plaid secrets are 30).
+_KEY_PREFIX = r"(?:[A-Za-z]{1,8}[_-](?:[a-z]{2,4}[_-])?)?"
+_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"[0-9a-fA-F]{24,}+(?:-us\d{1,2})?")
+_UUID_RE = re.compile(
+    _KEY_PREFIX + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+# Keys of one case and digits (Mattermost's 26, Checkout's "sk_" + 26, Quay's 64 upper case): under the
+# name of the key they are, not the names and words with numbers that such a field also holds.
+_SINGLE_CASE_KEY_RE = re.compile(_KEY_PREFIX + r"(?:[a-z0-9]{20,}|[A-Z0-9]{20,})")
+_MIN_SINGLE_CASE_KEY_DIGITS = 3
+_MIN_NAMED_KEY_ENTROPY_BITS = 3.7
+# WordPress application passwords: 24 letters and digits in six groups of four.
+_GROUPED_PASSWORD_RE = re.compile(r"(?:[A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}")
 
 
 def _is_key_under_qualified_name(name: str, value: str) -> bool:
     if name.lower().lstrip("-") in _BARE_SECRET_NAMES:
         return False
-    return _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None
+    if _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None:
+        return True
+    if _GROUPED_PASSWORD_RE.fullmatch(value) is not None:
+        return _looks_random(value.replace(" ", ""))
+    return (
+        _SINGLE_CASE_KEY_RE.fullmatch(value) is not None
+        and sum(char.isdigit() for char in value) >= _MIN_SINGLE_CASE_KEY_DIGITS
+        and _shannon_entropy(value) >= _MIN_NAMED_KEY_ENTROPY_BITS
+    )
 
 
 # A prefix of one to three short segments in one case ("abc", "xyz_live", "PMAK"). Stripe's publishable keys
-# ("pk_live_...") and public keys are meant to be shown; a hash algorithm's name starts a digest
+# ("pk_live_..."), PostHog's project keys ("phc_...") and public keys are meant to be shown; a hash algorithm's name starts a digest
 # ("sha512-<base64>" in lockfiles).
 _TOKEN_PREFIX_RE = re.compile(
     r"(?:[a-z][a-z0-9]{1,9}|[A-Z][A-Z0-9]{1,9})(?:[_-](?:[a-z0-9]{1,9}|[A-Z0-9]{1,9})){0,2}"
 )
-_NOT_SECRET_PREFIXES = ("pk", "pub", "public", "publishable", "md5", "sha1", "sha256", "sha384", "sha512")
+_NOT_SECRET_PREFIXES = (
+    "pk",
+    "phc",
+    "pub",
+    "public",
+    "publishable",
+    "md5",
+    "sha1",
+    "sha256",
+    "sha384",
+    "sha512",
+)
 _MAX_TOKEN_PREFIX = 30
 _MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
 
@@ -347,6 +378,8 @@ def _is_prefixed_random_token(match: re.Match[str]) -> bool:
     while start > 0 and separator - start < _MAX_TOKEN_PREFIX and _is_word_or_dash(text[start - 1]):
         start -= 1
     if start > 0 and (_is_word_or_dash(text[start - 1]) or text[start - 1] in "./+=%:@"):
+        return False
+    if text[match.end() : match.end() + 1] in ("+", "/", "="):
         return False
     prefix = text[start:separator]
     body = match["body"]
@@ -659,7 +692,110 @@ _RULES: tuple[_Rule, ...] = (
             ("sonarqube-token", "SonarQube token", r"sq[uap]_(?P<body>[a-f0-9]{40})"),
             ("readme-key", "ReadMe API key", r"rdme_(?P<body>[a-f0-9]{70})"),
             ("prefect-key", "Prefect API key", r"pnu_(?P<body>[A-Za-z0-9]{36})"),
+            (
+                "cloudflare-origin-ca-key",
+                "Cloudflare Origin CA key",
+                r"v1\.0-(?P<body>[a-f0-9]{24}-[a-f0-9]{146})",
+            ),
+            ("openshift-token", "OpenShift token", r"sha256~(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
+            ("yandex-key", "Yandex Cloud API key", r"AQVN(?P<body>[A-Za-z0-9_-]{35,38})(?![A-Za-z0-9_-])"),
+            ("sourcegraph-token", "Sourcegraph token", r"sgp_(?:[a-f0-9]{16}_)?(?P<body>[a-f0-9]{40})"),
+            (
+                "teamcity-token",
+                "TeamCity token",
+                r"eyJ0eXAiOiAiVENWMiJ9\.(?P<body>[A-Za-z0-9_-]{30,}\.[A-Za-z0-9_-]{40,})",
+            ),
+            (
+                "fcm-server-key",
+                "Firebase Cloud Messaging server key",
+                r"AAAA(?P<body>[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,})",
+            ),
+            (
+                "matrix-token",
+                "Matrix access token",
+                r"syt_(?P<body>[A-Za-z0-9_-]+_[A-Za-z0-9]{20}_[A-Za-z0-9]{6})",
+            ),
+            ("pubnub-secret-key", "PubNub secret key", r"sec-c-(?P<body>[A-Za-z0-9+/]{40,}+=*+)"),
+            ("neon-key", "Neon API key", r"napi_(?P<body>[a-z0-9]{64})"),
+            (
+                "clickhouse-key",
+                "ClickHouse Cloud key secret",
+                r"4b1d(?P<body>[A-Za-z0-9]{38})(?![A-Za-z0-9])",
+            ),
+            ("jfrog-token", "JFrog identity token", r"cmVmdGtuOjAx(?P<body>[A-Za-z0-9+/]{20,}+=*+)"),
+            ("honeycomb-key", "Honeycomb key", r"hc[a-z]{2}k_(?P<body>[a-z0-9]{58})"),
+            (
+                "axiom-token",
+                "Axiom token",
+                r"xa[ap]t-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            ("checkly-key", "Checkly API key", r"cu_(?P<body>[a-f0-9]{32})(?![A-Za-z0-9])"),
+            (
+                "launchdarkly-key",
+                "LaunchDarkly key",
+                r"(?:sdk|api|mob)-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            (
+                "infisical-token",
+                "Infisical token",
+                r"st\.(?P<body>[a-f0-9-]{36}\.[a-f0-9]{32}\.[a-f0-9]{32})",
+            ),
+            ("stytch-secret", "Stytch secret", r"secret-(?:live|test)-(?P<body>[A-Za-z0-9_=-]{36})"),
+            ("resend-key", "Resend API key", r"re_(?P<body>[A-Za-z0-9]{8}_[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            ("adafruit-key", "Adafruit IO key", r"aio_(?P<body>[A-Za-z0-9]{28})(?![A-Za-z0-9])"),
+            ("klaviyo-key", "Klaviyo private API key", r"pk_(?P<body>[a-f0-9]{34})(?![A-Za-z0-9])"),
+            ("elevenlabs-key", "ElevenLabs API key", r"sk_(?P<body>[a-f0-9]{48})(?![A-Za-z0-9])"),
+            ("fireworks-key", "Fireworks AI key", r"fw_(?P<body>[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            ("twitter-bearer-token", "X (Twitter) bearer token", r"A{20,}+(?P<body>[A-Za-z0-9%]{60,})"),
+            ("facebook-token", "Facebook access token", r"EAA[A-Z](?P<body>[A-Za-z0-9]{90,})"),
+            ("duffel-token", "Duffel token", r"duffel_(?:live|test)_(?P<body>[A-Za-z0-9_=-]{43})"),
+            ("easypost-key", "EasyPost API key", r"EZ[AT]K(?P<body>[A-Za-z0-9]{54})"),
+            ("frameio-token", "Frame.io token", r"fio-u-(?P<body>[A-Za-z0-9_=-]{64})"),
+            ("voyage-key", "Voyage AI key", r"pa-(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
         )
+    ),
+    # Formats whose body is one case of letters and digits: a digit in it keeps words out.
+    *(
+        _Rule(rule_id, label, re.compile(pattern), accepts=_is_openai_key, word_start=True)
+        for rule_id, label, pattern in (
+            (
+                "checkout-key",
+                "Checkout.com secret key",
+                r"sk_(?:sbox_)?(?P<body>[a-z0-9]{26})(?![A-Za-z0-9])",
+            ),
+            ("octopus-key", "Octopus Deploy API key", r"API-(?P<body>[A-Z0-9]{26})(?![A-Za-z0-9])"),
+        )
+    ),
+    _Rule(
+        "sanity-token",
+        "Sanity token",
+        re.compile(r"(?<![A-Za-z0-9+/=_-])sk(?P<body>[A-Za-z0-9]{150,}+)(?![+/=])"),
+        accepts=_is_openai_key,
+        hint="sk",
+    ),
+    _Rule(
+        "ably-key",
+        "Ably API key",
+        # "<app id>.<key id>:<secret>".
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{6}:(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"
+        ),
+        accepts=_is_real_token,
+        hint=":",
+    ),
+    _Rule(
+        "acr-password",
+        "Azure Container Registry password",
+        re.compile(r"(?<![A-Za-z0-9+/])(?P<body>[A-Za-z0-9]{42}\+ACR[A-Za-z0-9]{6})(?![A-Za-z0-9+/])"),
+        accepts=_is_real_token,
+        hint="+ACR",
+    ),
+    _Rule(
+        "asana-token",
+        "Asana personal access token",
+        re.compile(r"(?<![A-Za-z0-9/])[12]/(?P<body>\d{16}(?:/\d{16})?:[a-f0-9]{32})(?![A-Za-z0-9])"),
+        accepts=_is_real_token,
+        hint="/",
     ),
     # Formats without a literal start: each runs only where its fixed middle appears.
     _Rule(
@@ -814,11 +950,16 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'`{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"'`]?\]?"
-            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|[:=|,])\s*+|\s++is\s++"
+            r"(?<![^\s\"'`*{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")[\"'`]?(?:\*\*)?\]?"
+            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++"
+            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|→|<<<|[:=|,])\s*+"
+            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was)\s++"
             r"|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
             r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?|\s*+[^\x00-\x7f\s]{1,8}\s++|\s++)"
-            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
+            r"|[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
@@ -859,7 +1000,9 @@ _RULES: tuple[_Rule, ...] = (
         # tokens in 2021, a short prefix naming the issuer and kind ("abc_", "xyz-live-") before a long
         # random base62 body. The pattern starts at the separator (far fewer places than every letter);
         # the prefix before it and the body's randomness are checked afterwards.
-        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9]{30,}+)(?![A-Za-z0-9+/=])"),
+        # The end of the body (not followed by base64's "+/=") is checked afterwards too: in the pattern, a
+        # failure there would start the run over from its next separator, quadratic in the run's length.
+        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9][A-Za-z0-9_-]{29,}+)"),
         accepts=_is_prefixed_random_token,
     ),
 )
