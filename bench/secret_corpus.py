@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -30,6 +30,7 @@ from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
 from tests.common.secret_world.second_unseen import is_new_kind, second_unseen_part  # noqa: E402
 from tests.common.secret_world.texts import Sample  # noqa: E402
+from tests.common.secret_world.third_unseen import is_third_kind, third_unseen_part  # noqa: E402
 from tests.common.secret_world.unseen import unseen_part  # noqa: E402
 
 
@@ -105,12 +106,12 @@ def measure(
         f"== {name}: {len(credentials)} credentials of {len({s.kind for s in credentials})} kinds, {len(look_alikes)} look-alikes"
     )
     print(f"credentials refused: {caught}/{len(credentials)} = {caught / len(credentials):.2%}")
-    if name == "second-unseen":
-        new = [s for s in credentials if is_new_kind(s)]
+    if name in ("second-unseen", "third-unseen"):
+        new = [s for s in credentials if (is_new_kind if name == "second-unseen" else is_third_kind)(s)]
         new_caught = len(new) - sum(missed[kind] for kind in {s.kind for s in new})
         print(
             f"  of kinds no other part has: {new_caught}/{len(new)} = {new_caught / len(new):.2%}; "
-            f"of formats.py's kinds: {caught - new_caught}/{len(credentials) - len(new)}"
+            f"of the older kinds: {caught - new_caught}/{len(credentials) - len(new)}"
         )
     print(f"look-alikes refused: {len(refused)}/{len(look_alikes)} = {len(refused) / len(look_alikes):.2%}")
     print(f"refused but not fully redacted: {leaks}")
@@ -165,7 +166,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=("main", "aside", "fresh-aside", "held-out", "unseen", "second-unseen", "all"),
+        choices=(
+            "main",
+            "aside",
+            "fresh-aside",
+            "held-out",
+            "unseen",
+            "second-unseen",
+            "third-unseen",
+            "all",
+        ),
         default="all",
     )
     parser.add_argument("--rules")
@@ -189,6 +199,7 @@ def main() -> None:
         "held-out": held_out_part,
         "unseen": unseen_part,
         "second-unseen": second_unseen_part,
+        "third-unseen": third_unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

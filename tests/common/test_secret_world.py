@@ -20,6 +20,8 @@ from tests.common.secret_world.held_out import held_out_part
 from tests.common.secret_world.more_formats import MORE_KINDS
 from tests.common.secret_world.second_unseen import SECOND_DISGUISES, is_new_kind, second_unseen_part
 from tests.common.secret_world.texts import Sample
+from tests.common.secret_world.third_formats import THIRD_KINDS
+from tests.common.secret_world.third_unseen import THIRD_DISGUISES, is_third_kind, third_unseen_part
 from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
@@ -46,6 +48,11 @@ def unseen() -> tuple[Sample, ...]:
 @cache
 def second_unseen() -> tuple[Sample, ...]:
     return tuple(second_unseen_part())
+
+
+@cache
+def third_unseen() -> tuple[Sample, ...]:
+    return tuple(third_unseen_part())
 
 
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
@@ -139,4 +146,18 @@ def test_the_second_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_p
     assert len(credentials) >= 500
     assert len([s for s in samples if not s.is_credential]) >= 500
     others = {s.text for name in PARTS for s in part(name)} | {s.text for s in unseen()}
+    assert not others & {s.text for s in samples}
+
+
+def test_the_third_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    samples = third_unseen()
+    credentials = [s for s in samples if s.is_credential]
+    third_kinds = {s.kind for s in credentials if is_third_kind(s)}
+    assert len(third_kinds) == len(THIRD_KINDS) >= 40
+    assert not third_kinds & {kind.name for kind in (*KINDS, *MORE_KINDS)}
+    assert {s.kind for s in credentials} - third_kinds == {kind.name for kind in (*KINDS, *MORE_KINDS)}
+    assert {s.disguise for s in credentials} == set(THIRD_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in samples if not s.is_credential]) >= 500
+    others = {s.text for name in PARTS for s in part(name)} | {s.text for s in (*unseen(), *second_unseen())}
     assert not others & {s.text for s in samples}
