@@ -22,6 +22,8 @@ It imports nothing from Django, so the client hook can redact with it before any
 
 import base64
 import binascii
+import html
+import json
 import math
 import re
 import unicodedata
@@ -106,6 +108,8 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         # kubeadm's documented bootstrap token.
         "abcdef.0123456789abcdef",
+        # The Azure Cosmos DB emulator's key, the same in every installation.
+        "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
     }
 )
 _PLACEHOLDER_MATERIAL_RE = re.compile(
@@ -289,6 +293,29 @@ def _is_real_token(match: re.Match[str]) -> bool:
     return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
 
 
+def _is_public_jwt(body: str) -> bool:
+    """Supabase's anon key is a JWT with the role "anon", made to be shipped in web pages."""
+    payload = body.split(".")[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(claims, dict) and claims.get("role") == "anon"
+
+
+def _is_encoded_user_and_password(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    _user, colon, password = decoded.partition(":")
+    return (
+        bool(colon)
+        and not _is_placeholder(password)
+        and (_looks_random(password) or _looks_like_password(password))
+    )
+
+
 def _is_openai_key(match: re.Match[str]) -> bool:
     return _is_real_token(match) and any(char.isdigit() for char in match["body"])
 
@@ -320,10 +347,10 @@ def _is_real_key(match: re.Match[str]) -> bool:
 # that says which secret they are: "TWILIO_AUTH_TOKEN", "api_key", but not a bare "token", which notes
 # use for commit SHAs and cache keys as well.
 _BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
-# A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 24 digits is shorter
-# than any commit SHA anyone quotes whole and than a digest (Plaid secrets are 30).
+# A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 20 digits is shorter
+# than any commit SHA anyone quotes whole and than a digest (Pusher secrets are 20, Plaid's 30).
 _KEY_PREFIX = r"(?:[A-Za-z]{1,8}[_-](?:[a-z]{2,4}[_-])?)?"
-_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"[0-9a-fA-F]{24,}+(?:-us\d{1,2})?")
+_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"[0-9a-fA-F]{20,}+(?:-us\d{1,2})?")
 _UUID_RE = re.compile(
     _KEY_PREFIX + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -408,10 +435,45 @@ def _is_command_line_password(match: re.Match[str]) -> bool:
     )
 
 
+# A "<something>_KEY" name holds a secret unless the something says it is a lookup or a public value.
+_WEAK_KEY_NAME_WORDS = frozenset(
+    {
+        "public", "pub", "cache", "partition", "sort", "primary", "foreign", "idempotency", "dedup", "dedupe",
+        "row", "hash", "lookup", "object", "s3", "kms", "routing", "shard", "entry", "map", "index", "unique",
+        "cursor", "page", "group", "message", "event", "request", "storage", "bucket", "file", "ssh", "gpg",
+        "search", "site", "client", "publishable", "anon", "sign", "verify", "kid", "id", "hot", "sequence",
+    }
+)  # fmt: skip
+_WEAK_NAME_HEX_KEY_RE = re.compile(r"[0-9a-fA-F]{32,}")
+_NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+# Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
+_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
+
+
+def _is_weak_key_name(name: str) -> bool:
+    words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
+    return bool(words & _WEAK_KEY_NAME_WORDS)
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
-    if _is_placeholder(value):
+    # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
+    # run is judged as well, as it was before this reading.
+    head = value.partition("&")[0]
+    if head != value and len(head) >= _MIN_PASSWORD_LENGTH and _is_assigned_value(match, head):
+        return True
+    return _is_assigned_value(match, value)
+
+
+def _is_assigned_value(match: re.Match[str], value: str) -> bool:
+    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value):
         return False
+    if match["weak"] is not None:
+        return not _is_weak_key_name(match["name"]) and (
+            _looks_random_or_id_and_secret(value)
+            or _UUID_RE.fullmatch(value) is not None
+            or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        )
     if _looks_random_or_id_and_secret(value) or _is_key_under_qualified_name(match["name"], value):
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
@@ -434,7 +496,9 @@ _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 _SECRET_NAME_SUFFIX = (
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
-    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key)"
+    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
+    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS.
+    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-]key|(?-i:(?<=[a-z])Key)))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -454,6 +518,22 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<body>.*?-----END (?P=kind)PRIVATE KEY(?P=block)-----|.*)",
             re.DOTALL,
         ),
+        accepts=_is_private_key,
+    ),
+    # OpenVPN static keys (hex lines) and PuTTY key files (the lines after "Private-Lines:").
+    _Rule(
+        "private-key",
+        "private key",
+        re.compile(
+            r"-----BEGIN OpenVPN Static key V1-----(?P<body>.*?-----END OpenVPN Static key V1-----|.*)",
+            re.DOTALL,
+        ),
+        accepts=_is_private_key,
+    ),
+    _Rule(
+        "private-key",
+        "private key",
+        re.compile(r"Private-Lines: \d+\r?\n(?P<body>[A-Za-z0-9+/=\r\n]{20,})"),
         accepts=_is_private_key,
     ),
     _Rule(
@@ -752,6 +832,36 @@ _RULES: tuple[_Rule, ...] = (
             ("easypost-key", "EasyPost API key", r"EZ[AT]K(?P<body>[A-Za-z0-9]{54})"),
             ("frameio-token", "Frame.io token", r"fio-u-(?P<body>[A-Za-z0-9_=-]{64})"),
             ("voyage-key", "Voyage AI key", r"pa-(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
+            ("aws-bedrock-key", "Amazon Bedrock API key", r"ABSK(?P<body>[A-Za-z0-9+/]{60,}+=*+)"),
+            ("google-refresh-token", "Google OAuth refresh token", r"1//0(?P<body>[A-Za-z0-9_-]{40,})"),
+            (
+                "convex-deploy-key",
+                "Convex deploy key",
+                r"(?:prod|dev|preview|project):[a-z0-9-]{3,64}\|(?P<body>[A-Za-z0-9+/_-]{40,}+=*+)",
+            ),
+            (
+                "salesforce-session",
+                "Salesforce session id",
+                r"00D[A-Za-z0-9]{12,15}!(?P<body>[A-Za-z0-9._]{60,})",
+            ),
+            ("zoho-token", "Zoho OAuth token", r"1000\.(?P<body>[a-f0-9]{32}\.[a-f0-9]{32})"),
+            ("mailersend-key", "MailerSend API key", r"mlsn\.(?P<body>[a-f0-9]{64})"),
+            (
+                "riot-key",
+                "Riot Games API key",
+                r"RGAPI-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            ("clickup-token", "ClickUp token", r"pk_\d{6,10}_(?P<body>[A-Z0-9]{32})"),
+            ("trello-token", "Trello token", r"ATTA(?P<body>[a-fA-F0-9]{64,})"),
+            ("intercom-token", "Intercom access token", r"dG9rO(?P<body>[A-Za-z0-9+/]{40,}+=*+)"),
+            (
+                "bitbucket-access-token",
+                "Bitbucket access token",
+                r"ATCTT3xFfGN0(?P<body>[A-Za-z0-9_=-]{100,})",
+            ),
+            ("django-secret-key", "Django secret key", r"django-insecure-(?P<body>[^\s'\"`]{40,})"),
+            ("deno-deploy-token", "Deno Deploy token", r"dd[pw]_(?P<body>[A-Za-z0-9]{36})"),
+            ("supabase-secret-key", "Supabase secret key", r"sb_secret_(?P<body>[A-Za-z0-9_-]{24,})"),
         )
     ),
     # Formats whose body is one case of letters and digits: a digit in it keeps words out.
@@ -879,9 +989,20 @@ _RULES: tuple[_Rule, ...] = (
         # Whoever has the URL can post as the integration.
         re.compile(
             r"https://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<body>[A-Za-z0-9_-]{60,})"
-            r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<teams>[^\s]{0,120}?/IncomingWebhook/[a-f0-9]{32}))"
+            r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<teams>[^\s]{0,120}?/IncomingWebhook/[a-f0-9]{32})"
+            # Slack workflow triggers, Zapier, IFTTT, Feishu/Lark, WeCom and Mattermost incoming webhooks.
+            r"|hooks\.slack\.com/(?:workflows|triggers)/(?P<slack>[A-Za-z0-9_/]{20,})"
+            r"|hooks\.zapier\.com/hooks/catch/\d+/(?P<zapier>[a-z0-9]{6,})"
+            r"|maker\.ifttt\.com/(?:trigger/[^/\s]{1,100}/with/)?key/(?P<ifttt>[A-Za-z0-9_-]{20,})"
+            r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/(?P<feishu>[A-Za-z0-9-]{20,})"
+            r"|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=(?P<wecom>[A-Za-z0-9-]{20,})"
+            r"|[A-Za-z0-9.-]{1,100}/hooks/(?P<mattermost>[a-z0-9]{26})(?![A-Za-z0-9]))"
         ),
-        accepts=lambda match: not _is_placeholder_body(match["body"] or match["teams"]),
+        # Zapier's hook ids are 6 or 7 characters: too short for the placeholder test.
+        accepts=lambda match: (
+            match["zapier"] is not None
+            or not _is_placeholder_body(next(group for group in match.groups() if group is not None))
+        ),
     ),
     _Rule(
         "jwt",
@@ -890,7 +1011,7 @@ _RULES: tuple[_Rule, ...] = (
             _BASE64URL_RUN_START
             + r"(?P<body>eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,})"
         ),
-        accepts=_is_real_token,
+        accepts=lambda match: _is_real_token(match) and not _is_public_jwt(match["body"]),
     ),
     _Rule(
         "sentry-dsn",
@@ -916,6 +1037,14 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_random_non_placeholder,
+    ),
+    _Rule(
+        "docker-auth",
+        "registry credential in a Docker config",
+        # ~/.docker/config.json and .dockerconfigjson: "auth" is base64 of "user:password".
+        re.compile(r"\"auth\"\s*+:\s*+\"(?P<value>[A-Za-z0-9+/]{12,}+={0,2})\""),
+        accepts=lambda match: _is_encoded_user_and_password(match["value"]),
+        hint='"auth"',
     ),
     _Rule(
         "npm-auth-token",
@@ -950,14 +1079,16 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'`*{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?"
+            r"(?<![^\s\"'`*{(,;&?=:<])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
             + r")[\"'`]?(?:\*\*)?\]?"
             r"(?P<separator>\s*+:\s*+[>|][-+]?\s++"
-            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|→|<<<|[:=|,])\s*+"
-            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was)\s++"
+            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|[:=|,>])\s*+"
+            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
             r"|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
-            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?|\s*+[^\x00-\x7f\s]{1,8}\s++|\s++)"
+            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
+            # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
+            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s++)"
             r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
             r"|[^\s\"'`<>{}()\[\],;]{8,200})",
             re.IGNORECASE,
@@ -1051,11 +1182,15 @@ _INVISIBLE_RE = re.compile(
 # ("값" is %EA%B0%92), decoded as the one character they encode.
 _PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd]|[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3})"
 _PERCENT_ESCAPE_RE = re.compile(_PERCENT_ESCAPE)
-_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + r"|[^\x00-\x7f]+")
+# HTML character references ("&#95;" for "_") of printable ASCII.
+_HTML_REFERENCE = r"&#(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6]);|&#x(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]);|&(?:lt|gt|amp|quot|apos);"
+_HTML_REFERENCE_RE = re.compile(_HTML_REFERENCE)
+_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\x00-\x7f]+")
 # A line break between two characters of a token, with the indentation or shell continuation around it.
 _TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
+# A JSON string writes the break as "\\n".
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
-    f"(?<=[{_TOKEN_CHARS}])(?P<continued>\\\\?)\r?\n[ \t]*(?=[{_TOKEN_CHARS}])"
+    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}})[ \t]*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
 _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
@@ -1098,10 +1233,12 @@ def _percent_decoded(escape: str) -> str:
 def _normalized_reading(text: str) -> _Reading | None:
     """NFKC, invisible characters removed, printable percent-escapes decoded; None when nothing changes."""
     if text.isascii():
-        if "%" not in text or _PERCENT_ESCAPE_RE.search(text) is None:
+        percent = "%" in text and _PERCENT_ESCAPE_RE.search(text) is not None
+        if not percent and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None):
             return None
     elif (
         _PERCENT_ESCAPE_RE.search(text) is None
+        and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None)
         and _INVISIBLE_RE.search(text) is None
         and unicodedata.is_normalized("NFKC", text)
     ):
@@ -1117,8 +1254,8 @@ def _normalized_reading(text: str) -> _Reading | None:
         ends.extend(range(copied + 1, begin + 1))
         copied = stop
         found = spot[0]
-        if found[0] == "%":
-            decoded = _percent_decoded(found)
+        if found[0] in "%&":
+            decoded = _percent_decoded(found) if found[0] == "%" else html.unescape(found)
             pieces.append(decoded)
             starts.extend([begin] * len(decoded))
             ends.extend([stop] * len(decoded))
@@ -1278,6 +1415,8 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
     qualified = name.lower().lstrip("-") not in _BARE_SECRET_NAMES
+    if match["weak"] is not None and _is_weak_key_name(name):
+        return False
     return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))
 
 
@@ -1335,7 +1474,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         for rule, start, end in _scan(normalized.text):
             claims.claim(rule, *normalized.original_span(start, end), "normalized")
     reading = normalized or _Reading(text)
-    if "\n" in reading.text:
+    if "\n" in reading.text or "\\n" in reading.text or "\\r" in reading.text:
         for window, joins in _joined_windows(reading):
             for rule, start, end in _scan(window.text):
                 if any(start < join < end for join in joins):
@@ -1415,7 +1554,8 @@ class NestedFinding:
 
 
 def _is_secret_name(name: str) -> bool:
-    return _SECRET_NAME_RE.fullmatch(name) is not None
+    found = _SECRET_NAME_RE.fullmatch(name)
+    return found is not None and found["weak"] is None
 
 
 def _is_secret_under_name(value: str) -> bool:
