@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
+from tests.common.secret_world.fourth_unseen import fourth_unseen_part, is_fourth_kind  # noqa: E402
 from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
 from tests.common.secret_world.second_unseen import is_new_kind, second_unseen_part  # noqa: E402
@@ -106,8 +107,9 @@ def measure(
         f"== {name}: {len(credentials)} credentials of {len({s.kind for s in credentials})} kinds, {len(look_alikes)} look-alikes"
     )
     print(f"credentials refused: {caught}/{len(credentials)} = {caught / len(credentials):.2%}")
-    if name in ("second-unseen", "third-unseen"):
-        new = [s for s in credentials if (is_new_kind if name == "second-unseen" else is_third_kind)(s)]
+    own_kinds = {"second-unseen": is_new_kind, "third-unseen": is_third_kind, "fourth-unseen": is_fourth_kind}
+    if name in own_kinds:
+        new = [s for s in credentials if own_kinds[name](s)]
         new_caught = len(new) - sum(missed[kind] for kind in {s.kind for s in new})
         print(
             f"  of kinds no other part has: {new_caught}/{len(new)} = {new_caught / len(new):.2%}; "
@@ -200,6 +202,7 @@ def main() -> None:
         "unseen": unseen_part,
         "second-unseen": second_unseen_part,
         "third-unseen": third_unseen_part,
+        "fourth-unseen": fourth_unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

@@ -15,6 +15,12 @@ from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
 from tests.common.secret_world.formats import KINDS
+from tests.common.secret_world.fourth_unseen import (
+    FOURTH_DISGUISES,
+    FOURTH_KINDS,
+    fourth_unseen_part,
+    is_fourth_kind,
+)
 from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
 from tests.common.secret_world.more_formats import MORE_KINDS
@@ -53,6 +59,11 @@ def second_unseen() -> tuple[Sample, ...]:
 @cache
 def third_unseen() -> tuple[Sample, ...]:
     return tuple(third_unseen_part())
+
+
+@cache
+def fourth_unseen() -> tuple[Sample, ...]:
+    return tuple(fourth_unseen_part())
 
 
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
@@ -161,3 +172,18 @@ def test_the_third_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_pa
     assert len([s for s in samples if not s.is_credential]) >= 500
     others = {s.text for name in PARTS for s in part(name)} | {s.text for s in (*unseen(), *second_unseen())}
     assert not others & {s.text for s in samples}
+
+
+def test_the_fourth_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    samples = fourth_unseen()
+    credentials = [s for s in samples if s.is_credential]
+    fourth_kinds = {s.kind for s in credentials if is_fourth_kind(s)}
+    older = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS)}
+    assert len(fourth_kinds) == len(FOURTH_KINDS) and not fourth_kinds & older
+    assert {s.kind for s in credentials} - fourth_kinds == older
+    assert {s.disguise for s in credentials} == set(FOURTH_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in samples if not s.is_credential]) >= 500
+    others = {s.text for name in PARTS for s in part(name)}
+    others |= {s.text for s in (*unseen(), *second_unseen(), *third_unseen())}
+    assert not others & {s.text for s in samples if s.is_credential}
