@@ -176,6 +176,7 @@ def main() -> None:
             "unseen",
             "second-unseen",
             "third-unseen",
+            "fourth-unseen",
             "all",
         ),
         default="all",
