@@ -146,7 +146,7 @@ def _is_placeholder(value: str) -> bool:
         or value.startswith(_PLACEHOLDER_PREFIXES)
         or _PERCENT_PLACEHOLDER_RE.match(value) is not None
         or any(_has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
-        or len(set(value)) == 1
+        or len(set(value.removeprefix("0x")) - set("-_.")) == 1
     )
 
 
@@ -350,7 +350,7 @@ _BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
 # A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 20 digits is shorter
 # than any commit SHA anyone quotes whole and than a digest (Pusher secrets are 20, Plaid's 30).
 _KEY_PREFIX = r"(?:[A-Za-z]{1,8}[_-](?:[a-z]{2,4}[_-])?)?"
-_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"[0-9a-fA-F]{20,}+(?:-us\d{1,2})?")
+_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"(?:0x)?[0-9a-fA-F]{20,}+(?:-us\d{1,2})?")
 _UUID_RE = re.compile(
     _KEY_PREFIX + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -378,12 +378,14 @@ def _is_key_under_qualified_name(name: str, value: str) -> bool:
 
 
 # A prefix of one to three short segments in one case ("abc", "xyz_live", "PMAK"). Stripe's publishable keys
-# ("pk_live_..."), PostHog's project keys ("phc_...") and public keys are meant to be shown; a hash algorithm's name starts a digest
-# ("sha512-<base64>" in lockfiles).
+# ("pk_live_..."), PostHog's project keys ("phc_...") and public keys are meant to be shown, Stripe's Checkout
+# Session ids ("cs_live_...") are in every checkout URL; a hash algorithm's name starts a digest ("sha512-<base64>"
+# in lockfiles).
 _TOKEN_PREFIX_RE = re.compile(
     r"(?:[a-z][a-z0-9]{1,9}|[A-Z][A-Z0-9]{1,9})(?:[_-](?:[a-z0-9]{1,9}|[A-Z0-9]{1,9})){0,2}"
 )
 _NOT_SECRET_PREFIXES = (
+    "cs",
     "pk",
     "phc",
     "pub",
@@ -444,7 +446,7 @@ _WEAK_KEY_NAME_WORDS = frozenset(
         "search", "site", "client", "publishable", "anon", "sign", "verify", "kid", "id", "hot", "sequence",
     }
 )  # fmt: skip
-_WEAK_NAME_HEX_KEY_RE = re.compile(r"[0-9a-fA-F]{32,}")
+_WEAK_NAME_HEX_KEY_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 # Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
 _PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
@@ -474,6 +476,10 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
             or _UUID_RE.fullmatch(value) is not None
             or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
         )
+    bare = match["name"].lower().lstrip("-") in _BARE_SECRET_NAMES
+    if bare and not match["separator"].strip() and _PURE_HEX_RE.fullmatch(value):
+        # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
+        return False
     if _looks_random_or_id_and_secret(value) or _is_key_under_qualified_name(match["name"], value):
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
@@ -498,7 +504,7 @@ _SECRET_NAME_SUFFIX = (
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
     r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
     # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS.
-    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-]key|(?-i:(?<=[a-z])Key)))"
+    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -862,6 +868,16 @@ _RULES: tuple[_Rule, ...] = (
             ("django-secret-key", "Django secret key", r"django-insecure-(?P<body>[^\s'\"`]{40,})"),
             ("deno-deploy-token", "Deno Deploy token", r"dd[pw]_(?P<body>[A-Za-z0-9]{36})"),
             ("supabase-secret-key", "Supabase secret key", r"sb_secret_(?P<body>[A-Za-z0-9_-]{24,})"),
+            (
+                "turnstile-secret",
+                "Cloudflare Turnstile secret key",
+                r"0x4AAAAAAA(?P<body>[A-Za-z0-9_-]{22,})",
+            ),
+            (
+                "harness-token",
+                "Harness token",
+                r"(?:pat|sat)\.(?P<body>[A-Za-z0-9_-]{22}\.[a-f0-9]{24}\.[A-Za-z0-9]{20})",
+            ),
         )
     ),
     # Formats whose body is one case of letters and digits: a digit in it keeps words out.
@@ -882,6 +898,33 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?<![A-Za-z0-9+/=_-])sk(?P<body>[A-Za-z0-9]{150,}+)(?![+/=])"),
         accepts=_is_openai_key,
         hint="sk",
+    ),
+    _Rule(
+        "vault-unseal-key",
+        "Vault unseal key",
+        re.compile(r"Unseal Key \d{1,2}: (?P<body>[A-Za-z0-9+/]{40,}+={0,2})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A value piped into a command that stores it as a secret: the command says what the value is.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:echo|printf)\s++(?:-n\s++|'%s'\s++|\"%s\"\s++)?[\"']?"
+            r"(?P<value>[^\s\"'|]{8,200})[\"']?\s*+\|\s*+"
+            r"(?:gcloud secrets|gh secret|docker secret|vault kv|az keyvault secret|aws secretsmanager|op item"
+            r"|kubectl create secret|fly secrets|heroku config)"
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (
+                _looks_random_or_id_and_secret(match["value"])
+                or _looks_like_password(match["value"])
+                or _KEY_SIZED_HEX_RE.fullmatch(match["value"]) is not None
+                or _UUID_RE.fullmatch(match["value"]) is not None
+            )
+        ),
+        hint="|",
     ),
     _Rule(
         "ably-key",
@@ -1079,13 +1122,13 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'`*{(,;&?=:<])(?P<name>[A-Za-z0-9_.-]*?"
+            r"(?<![^\s\"'`*{(,;&?=:</])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
             + r")[\"'`]?(?:\*\*)?\]?"
             r"(?P<separator>\s*+:\s*+[>|][-+]?\s++"
-            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|[:=|,>])\s*+"
-            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
-            r"|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
+            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
+            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to|adalah)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
+            r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
             r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
             # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
             r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s++)"
@@ -1188,9 +1231,10 @@ _HTML_REFERENCE_RE = re.compile(_HTML_REFERENCE)
 _NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\x00-\x7f]+")
 # A line break between two characters of a token, with the indentation or shell continuation around it.
 _TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
-# A JSON string writes the break as "\\n".
+# A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
-    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}})[ \t]*(?=[{_TOKEN_CHARS}])"
+    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
+    f"[ \t]*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
 _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
@@ -1473,8 +1517,15 @@ def find_secrets(text: str) -> list[SecretFinding]:
     if normalized is not None:
         for rule, start, end in _scan(normalized.text):
             claims.claim(rule, *normalized.original_span(start, end), "normalized")
+        if "%25" in text and (again := _normalized_reading(normalized.text)) is not None:
+            # Encoded twice ("%253D"). A second decoding alongside the first: in a URL whose password holds an
+            # escape ("%40"), only the first decoding keeps the URL's shape.
+            for rule, start, end in _scan(again.text):
+                first_start, first_end = again.original_span(start, end)
+                span = normalized.original_span(first_start, first_end)
+                claims.claim(rule, *span, "normalized")
     reading = normalized or _Reading(text)
-    if "\n" in reading.text or "\\n" in reading.text or "\\r" in reading.text:
+    if any(mark in reading.text for mark in ("\n", "\\n", "\\r", '" ', "' ")):
         for window, joins in _joined_windows(reading):
             for rule, start, end in _scan(window.text):
                 if any(start < join < end for join in joins):
