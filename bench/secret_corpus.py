@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
+from tests.common.secret_world.fifth_unseen import fifth_unseen_part  # noqa: E402
 from tests.common.secret_world.fourth_unseen import fourth_unseen_part, is_fourth_kind  # noqa: E402
 from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
@@ -177,6 +178,7 @@ def main() -> None:
             "second-unseen",
             "third-unseen",
             "fourth-unseen",
+            "fifth-unseen",
             "all",
         ),
         default="all",
@@ -204,6 +206,7 @@ def main() -> None:
         "second-unseen": second_unseen_part,
         "third-unseen": third_unseen_part,
         "fourth-unseen": fourth_unseen_part,
+        "fifth-unseen": fifth_unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

@@ -14,6 +14,7 @@ import pytest
 from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
+from tests.common.secret_world.fifth_unseen import FIFTH_DISGUISES, fifth_unseen_part
 from tests.common.secret_world.formats import KINDS
 from tests.common.secret_world.fourth_unseen import (
     FOURTH_DISGUISES,
@@ -64,6 +65,11 @@ def third_unseen() -> tuple[Sample, ...]:
 @cache
 def fourth_unseen() -> tuple[Sample, ...]:
     return tuple(fourth_unseen_part())
+
+
+@cache
+def fifth_unseen() -> tuple[Sample, ...]:
+    return tuple(fifth_unseen_part())
 
 
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
@@ -186,4 +192,18 @@ def test_the_fourth_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_p
     assert len([s for s in samples if not s.is_credential]) >= 500
     others = {s.text for name in PARTS for s in part(name)}
     others |= {s.text for s in (*unseen(), *second_unseen(), *third_unseen())}
+    assert not others & {s.text for s in samples if s.is_credential}
+
+
+def test_the_fifth_unseen_part_covers_every_kind_in_contexts_no_other_part_has() -> None:
+    samples = fifth_unseen()
+    credentials = [s for s in samples if s.is_credential]
+    assert {s.kind for s in credentials} == {
+        kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)
+    }
+    assert {s.disguise for s in credentials} == set(FIFTH_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in samples if not s.is_credential]) >= 500
+    others = {s.text for name in PARTS for s in part(name)}
+    others |= {s.text for s in (*unseen(), *second_unseen(), *third_unseen(), *fourth_unseen())}
     assert not others & {s.text for s in samples if s.is_credential}
