@@ -461,9 +461,10 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
     # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
     # run is judged as well, as it was before this reading.
-    head = value.partition("&")[0]
-    if head != value and len(head) >= _MIN_PASSWORD_LENGTH and _is_assigned_value(match, head):
-        return True
+    # A sentence's full stop is not part of the value ("... is 6713d13dc948bf16365556a38104f21c.").
+    for head in (value.partition("&")[0], value.rstrip(".")):
+        if head != value and len(head) >= _MIN_PASSWORD_LENGTH and _is_assigned_value(match, head):
+            return True
     return _is_assigned_value(match, value)
 
 
@@ -868,6 +869,7 @@ _RULES: tuple[_Rule, ...] = (
             ("django-secret-key", "Django secret key", r"django-insecure-(?P<body>[^\s'\"`]{40,})"),
             ("deno-deploy-token", "Deno Deploy token", r"dd[pw]_(?P<body>[A-Za-z0-9]{36})"),
             ("supabase-secret-key", "Supabase secret key", r"sb_secret_(?P<body>[A-Za-z0-9_-]{24,})"),
+            ("shippo-token", "Shippo API token", r"shippo_(?:live|test)_(?P<body>[a-f0-9]{40})"),
             (
                 "turnstile-secret",
                 "Cloudflare Turnstile secret key",
@@ -1122,18 +1124,18 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'`*{(,;&?=:</])(?P<name>[A-Za-z0-9_.-]*?"
+            r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
             + r")[\"'`]?(?:\*\*)?\]?"
-            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++"
+            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
             r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
-            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to|adalah)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
+            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to|je|adalah|<<<)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
             r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
             r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
             # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
-            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s++)"
+            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
             r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-            r"|[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"|[^\s\"'`<>{}()\[\],;\u3000-\u303f]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
@@ -1546,7 +1548,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         decoded = _decoded_base64(run[0])
         if decoded is not None:
             # The first credential inside names the kind; the whole run is what has to go.
-            for rule, _start, _end in _scan(decoded):
+            for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
                 claims.claim(rule, *span, "base64-decoded")
                 break
     return claims.findings()
