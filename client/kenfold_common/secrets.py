@@ -12,7 +12,7 @@ password field, not like a password a person would choose (``Summer2021!``).
 The rules read the text as written and then as a reader would see it (NFKC, invisible characters removed,
 percent-escapes decoded, lines joined inside a token, base64 runs decoded, placeholder words inside a real
 token masked), so that a disguised credential is found too; docs/security.md says what each reading adds,
-measured on credentials of 134 documented formats (tests/common/secret_world).
+measured on credentials of 278 documented formats (tests/common/secret_world).
 
 This runs on every write and on hook captures far longer than a memory, so the patterns are compiled once
 and kept linear in the length of the text: no nested repetitions, possessive runs where a tail can still
