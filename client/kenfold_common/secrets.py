@@ -454,6 +454,13 @@ _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
 
 
+_PROSE_WORD_RE = re.compile(r"[^\W\d_]")
+_PROSE_VERBS = frozenset(
+    {"is", "ist", "est", "es", "era", "war", "was", "to", "je", "ni", "on", "ay", "este", "ialah", "adalah", "nu",
+     "now", "jetzt", "ora", "agora", "är", "é", "è", "是", "は", "—", "це", "είναι", "là", "هو", "הוא", "คือ", "है"}
+)  # fmt: skip
+
+
 def _is_weak_key_name(name: str) -> bool:
     words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
     return bool(words & _WEAK_KEY_NAME_WORDS)
@@ -480,8 +487,12 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
             or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
         )
     bare = match["name"].lower().lstrip("-") in _BARE_SECRET_NAMES
-    if bare and not match["separator"].strip() and _PURE_HEX_RE.fullmatch(value):
+    separator = match["separator"].strip()
+    if bare and not separator and _PURE_HEX_RE.fullmatch(value):
         # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
+        return False
+    if bare and _PROSE_WORD_RE.search(separator) and not set(separator.lower().split()) <= _PROSE_VERBS:
+        # "the token header eyJ...": the words after a bare "token" say what the value is, and it is not one.
         return False
     if _looks_random_or_id_and_secret(value) or _is_key_under_qualified_name(match["name"], value):
         return True
@@ -874,6 +885,11 @@ _RULES: tuple[_Rule, ...] = (
             ("django-secret-key", "Django secret key", r"django-insecure-(?P<body>[^\s'\"`]{40,})"),
             ("deno-deploy-token", "Deno Deploy token", r"dd[pw]_(?P<body>[A-Za-z0-9]{36})"),
             ("supabase-secret-key", "Supabase secret key", r"sb_secret_(?P<body>[A-Za-z0-9_-]{24,})"),
+            (
+                "tailscale-key",
+                "Tailscale key",
+                r"tskey-[a-z]+-(?P<body>[A-Za-z0-9]{6,}CNTRL-[A-Za-z0-9]{20,})",
+            ),
             ("shippo-token", "Shippo API token", r"shippo_(?:live|test)_(?P<body>[a-f0-9]{40})"),
             (
                 "turnstile-secret",
@@ -1131,16 +1147,19 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
-            + r")[\"'`]?(?:\*\*)?\]?"
+            + r")[\"'`]?(?:\*\*)?[\]}]?"
             r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
             r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
-            r"|\s++(?:[^\s]{1,12}\s++){0,2}?(?:is|ist|est|es|era|war|was|to|je|adalah|<<<)(?:\s++(?:nu|now|jetzt|ora|agora))?\s++"
             r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
             r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
+            # Prose: one to three short words without digits between the name and the value ("is", "is nu",
+            # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
+            # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
+            r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
             # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
             r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
-            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-            r"|[^\s\"'`<>{}()\[\],;\u3000-\u303f]{8,200})",
+            r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
+            r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
@@ -1174,6 +1193,20 @@ _RULES: tuple[_Rule, ...] = (
         ),
         accepts=_is_assigned_secret,
         hint="variable",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A CloudFormation parameter's default: the name, then a few "Key: value" lines, then "Default:".
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r"):[ \t]*+\r?\n(?:[ \t]++[A-Za-z]++:[^\n]{0,80}\n){0,4}?[ \t]++Default(?P<separator>:[ \t]*+)[\"']?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="Default:",
     ),
     _Rule(
         "prefixed-token",
