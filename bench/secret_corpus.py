@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -31,6 +31,7 @@ from tests.common.secret_world.fourth_unseen import fourth_unseen_part, is_fourt
 from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
 from tests.common.secret_world.second_unseen import is_new_kind, second_unseen_part  # noqa: E402
+from tests.common.secret_world.seventh_unseen import seventh_unseen_part  # noqa: E402
 from tests.common.secret_world.sixth_unseen import sixth_unseen_part  # noqa: E402
 from tests.common.secret_world.texts import Sample  # noqa: E402
 from tests.common.secret_world.third_unseen import is_third_kind, third_unseen_part  # noqa: E402
@@ -181,6 +182,7 @@ def main() -> None:
             "fourth-unseen",
             "fifth-unseen",
             "sixth-unseen",
+            "seventh-unseen",
             "all",
         ),
         default="all",
@@ -210,6 +212,7 @@ def main() -> None:
         "fourth-unseen": fourth_unseen_part,
         "fifth-unseen": fifth_unseen_part,
         "sixth-unseen": sixth_unseen_part,
+        "seventh-unseen": seventh_unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):
