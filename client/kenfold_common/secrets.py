@@ -349,6 +349,17 @@ def _is_real_key(match: re.Match[str]) -> bool:
 # that says which secret they are: "TWILIO_AUTH_TOKEN", "api_key", but not a bare "token", which notes
 # use for commit SHAs and cache keys as well.
 _BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
+# Words that come before a name written out in prose ("so the token is ...") and do not qualify it.
+_FILLER_WORDS = frozenset(
+    {"so", "the", "a", "an", "my", "our", "your", "this", "that", "new", "old", "and", "then"}
+)
+
+
+def _is_bare_name(name: str) -> bool:
+    words = [word for word in name.lower().lstrip("-").split() if word not in _FILLER_WORDS]
+    return " ".join(words) in _BARE_SECRET_NAMES
+
+
 # A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 20 digits is shorter
 # than any commit SHA anyone quotes whole and than a digest (Pusher secrets are 20, Plaid's 30).
 _KEY_PREFIX = r"(?:[A-Za-z]{1,8}[_-](?:[a-z]{2,4}[_-])?)?"
@@ -366,7 +377,7 @@ _GROUPED_PASSWORD_RE = re.compile(r"(?:[A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}")
 
 
 def _is_key_under_qualified_name(name: str, value: str) -> bool:
-    if name.lower().lstrip("-") in _BARE_SECRET_NAMES:
+    if _is_bare_name(name):
         return False
     if _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None:
         return True
@@ -486,7 +497,7 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
             or _UUID_RE.fullmatch(value) is not None
             or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
         )
-    bare = match["name"].lower().lstrip("-") in _BARE_SECRET_NAMES
+    bare = _is_bare_name(match["name"])
     separator = match["separator"].strip()
     if bare and not separator and _PURE_HEX_RE.fullmatch(value):
         # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
@@ -498,7 +509,9 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
-    assigned = match["separator"].strip() != "" or match["name"].startswith("-")
+    # An EDN or Clojure keyword (":db-password") is a map key: the space after it assigns.
+    keyword = match.string[match.start("name") - 1 : match.start("name")] == ":"
+    assigned = match["separator"].strip() != "" or match["name"].startswith("-") or keyword
     return match["password"] is not None and assigned and _looks_like_password(value)
 
 
@@ -1209,6 +1222,21 @@ _RULES: tuple[_Rule, ...] = (
         hint="Default:",
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # Spoken or written out in words: "the client secret is ...", "the admin api key was ..." (voice notes,
+        # chat). Filler words before the name do not qualify it: "the token is <hex>" is a bare token.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?P<name>(?:[A-Za-z]{2,12}\x20){0,3}?(?:(?P<password>password|passphrase)|secret"
+            r"|token|(?:api|access|private|auth|encryption|signing|master|admin|account|app|secret)\x20key))"
+            r"(?P<weak>(?!))?(?P<separator>\x20(?:is|was|=|:)\x20)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint=" ",
+        hint_pattern=_SECRET_NAME_WORD_RE,
+    ),
+    _Rule(
         "prefixed-token",
         "API token",
         # Formats not listed above: most providers now follow the convention GitHub described for its
@@ -1273,7 +1301,7 @@ _HTML_REFERENCE = r"&#(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6]);|&#x(?:[2-6][0-9A
 _HTML_REFERENCE_RE = re.compile(_HTML_REFERENCE)
 _NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\x00-\x7f]+")
 # A line break between two characters of a token, with the indentation or shell continuation around it.
-_TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
+_TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
 # A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
     f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
@@ -1501,7 +1529,7 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
-    qualified = name.lower().lstrip("-") not in _BARE_SECRET_NAMES
+    qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
     return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))

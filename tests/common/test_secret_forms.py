@@ -65,6 +65,8 @@ def jwt(claims: dict[str, object]) -> str:
         f'buildConfigField("String", "ROLLBAR_ACCESS_TOKEN", "\\"{HEX32}\\"")',
         f"Parameters:\n  HEX_API_KEY:\n    Type: String\n    Default: {HEX32}",
         f"$ENV{{SPLUNK_HEC_TOKEN}} = '{UUID}';",
+        f"[voice note] so the client secret is {HEX40} okay bye",
+        '{:db-password "Falcon@4802" :port 8080}',
         f"TELEGRAM_BOT_TOKEN: `{RNG.randrange(10**9, 10**10)}:Aplaceholder{chars(ALNUM, 24)}`",
         f"WP_APPLICATION_PASSWORD: {' '.join(chars(ALNUM, 4) for _ in range(6))}",
         # disguises
@@ -111,6 +113,8 @@ def test_forms_the_unseen_parts_showed_are_refused_and_redacted_whole(text: str)
         f"idempotency_key: {UUID}",
         f"public_key: {HEX40}{HEX32[:24]}",
         'print("hello" + "world")',
+        f"the token is {HEX40}",
+        "[voice note] so the api key is in the vault under orders slash prod okay bye",
         "The token header eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9 says RS256.",
         f"https://auth.acme.io/authorize?client_id=web&state={KEY40[:32]}&code_challenge=QO5T_{KEY40[:38]}",
         '{"message": "line one\\nline two\\nline three", "level": "info"}',

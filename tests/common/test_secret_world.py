@@ -27,6 +27,7 @@ from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
 from tests.common.secret_world.more_formats import MORE_KINDS
 from tests.common.secret_world.second_unseen import SECOND_DISGUISES, is_new_kind, second_unseen_part
+from tests.common.secret_world.seventh_unseen import SEVENTH_DISGUISES, seventh_unseen_part
 from tests.common.secret_world.sixth_unseen import SIXTH_DISGUISES, sixth_unseen_part
 from tests.common.secret_world.texts import Sample
 from tests.common.secret_world.third_formats import THIRD_KINDS
@@ -50,6 +51,7 @@ PARTS = {
     "fourth-unseen": fourth_unseen_part,
     "fifth-unseen": fifth_unseen_part,
     "sixth-unseen": sixth_unseen_part,
+    "seventh-unseen": seventh_unseen_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).
@@ -174,11 +176,13 @@ def test_the_fifth_unseen_part_covers_every_kind_in_contexts_no_other_part_has()
     assert not texts_before("fifth-unseen") & {s.text for s in credentials}
 
 
-def test_the_sixth_unseen_part_covers_every_kind_in_contexts_no_other_part_has() -> None:
-    credentials = [s for s in part("sixth-unseen") if s.is_credential]
+@pytest.mark.parametrize("name", ["sixth-unseen", "seventh-unseen"])
+def test_the_sixth_and_seventh_unseen_parts_cover_every_kind_in_contexts_no_other_part_has(name: str) -> None:
+    credentials = [s for s in part(name) if s.is_credential]
     every_kind = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)}
     assert {s.kind for s in credentials} == every_kind
-    assert {s.disguise for s in credentials} == set(SIXTH_DISGUISES)
+    disguises = {"sixth-unseen": SIXTH_DISGUISES, "seventh-unseen": SEVENTH_DISGUISES}[name]
+    assert {s.disguise for s in credentials} == set(disguises)
     assert len(credentials) >= 500
-    assert len([s for s in part("sixth-unseen") if not s.is_credential]) >= 500
-    assert not texts_before("sixth-unseen") & {s.text for s in credentials}
+    assert len([s for s in part(name) if not s.is_credential]) >= 500
+    assert not texts_before(name) & {s.text for s in credentials}
