@@ -1233,8 +1233,10 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
-        hint=" ",
-        hint_pattern=_SECRET_NAME_WORD_RE,
+        # Exactly what the pattern needs after the name, so that other texts skip it: it may start at any word.
+        hint_pattern=re.compile(
+            r"(?:password|passphrase|secret|token|key)\x20(?:is|was|=|:)\x20", re.IGNORECASE
+        ),
     ),
     _Rule(
         "prefixed-token",
