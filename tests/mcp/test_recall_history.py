@@ -307,12 +307,12 @@ def test_docs_sync_of_kenfold_md_sets_and_clears_the_guidelines() -> None:
     section.refresh_from_db()
     assert section.status == "superseded"
     # Listed like a page, so the client sends it again only when it changes, and retires it when gone.
-    assert [(held.path, held.file_hash) for held in docs_files(project=PROJECT).files] == [
-        ("KENFOLD.md", "1" * 64)
-    ]
+    assert [
+        (held.path, held.file_hash) for held in docs_files(caller=Caller(agent=AGENT), project=PROJECT).files
+    ] == [("KENFOLD.md", "1" * 64)]
     again = docs_sync(caller=caller, sync=DocsSyncInput(project=PROJECT, files=[page]))
     assert (again.updated, again.unchanged) == (0, 1)
     cleared = docs_sync(caller=caller, sync=DocsSyncInput(project=PROJECT, deleted=["KENFOLD.md"]))
     assert cleared.retired == 1
     assert not Memory.objects.filter(attrs__kind="guidelines", status="active").exists()
-    assert docs_files(project=PROJECT).files == []
+    assert docs_files(caller=Caller(agent=AGENT), project=PROJECT).files == []

@@ -14,7 +14,7 @@ from memories.keys import api_key_create
 from memories.services import memory_remember
 from oauth.services import check_grant_agent
 
-APPS = ("memories", "coderefs", "projectdocs", "consolidation")
+APPS = ("memories", "coderefs", "projectdocs", "consolidation", "evals")
 
 # Where each text is scanned on the way in (archive import scans every text field of its records:
 # archive.records._TEXT_FIELDS, and memories.services everything an agent's call stores).
@@ -32,12 +32,17 @@ SCANNED = {
     "memories.MemoryEdge.relation": "fixed words, or relates_to:<relation> scanned by projectdocs.services",
     "memories.ApiKey.agent": "memories.keys.api_key_create",
     "memories.ApiKey.label": "memories.keys.api_key_create",
+    "memories.ApiKey.projects": "each normalized and scanned by normalize_project (memories.access.project_limit)",
     "memories.Extraction.error": "redacted in memories.extraction._fail",
     "memories.ContextSnapshot.scope": "a scope from normalize_project",
     "memories.MemoryEvent.agent": "agent names as on memories (api_key_create, check_grant_agent) or Kenfold's "
     "own actors (kenfold-cli, the dashboard's, the extractor)",
     "memories.MemoryEvent.detail": "ids, types and statuses Kenfold wrote; a doc's path, scanned by "
     "projectdocs.services._reject_secrets; forget and review reasons redacted (memories.services._clean_reason)",
+    "memories.ServedCall.agent": "the caller's agent name, scanned where the credential was made",
+    "memories.ServedCall.session_id": "a session id holding a credential is not kept (memories.usage._kept_session)",
+    "evals.GoldenQuestion.query": "evals.services.question_add (reject_secrets)",
+    "evals.EvalResult.query": "the golden question's query, scanned when it was added",
     "coderefs.CodeRef.scope": "the memory's scope",
     "coderefs.CodeRef.path": "cut from scanned content and scanned again alone: coderefs.services.refs_record",
     "coderefs.CodeRef.symbol": "cut from scanned content and scanned again alone: coderefs.services.refs_record",
@@ -67,6 +72,13 @@ SAFE = {
     "memories.CredentialQuota.credential": "key:<api key id> or grant:<grant id> of an existing credential",
     "memories.QuotaCounter.credential": "key:<api key id> or grant:<grant id>, ids Kenfold made (Caller.credential)",
     "memories.QuotaCounter.kind": "writes or memories",
+    "memories.ServedCall.tool": "recall or get_context (a database check)",
+    "memories.ServedCall.credential": "key:<api key id> or grant:<grant id>, ids Kenfold made (Caller.credential)",
+    "evals.GoldenQuestion.scope": "a scope from normalize_project (evals.selectors.owner_scope)",
+    "evals.GoldenQuestion.created_by": "a fixed actor name (kenfold-cli, the dashboard's)",
+    "evals.EvalRun.scope": "a golden question's scope",
+    "evals.EvalRun.trigger": "one of Trigger",
+    "evals.EvalRun.models": "the embedding models' names from settings",
     "coderefs.CodeRef.state": "one of RefState",
     "coderefs.CodeRef.anchor_commit": "a commit id, 7-64 hex digits (is_commit)",
     "coderefs.CodeRef.checked_commit": "a commit id, 7-64 hex digits (is_commit)",
