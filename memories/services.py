@@ -728,22 +728,46 @@ def context_deliver(
         # Before the state is read: a state must not tell a limited caller anything of another project.
         access.require_scope(caller=caller, scope=scope, write=False)
     moment = parse_as_of(as_of, now=now)
+    if moment is not None and state is not None:
+        raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
     if moment is not None:
-        if state is not None:
-            raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
         output = selectors.context_get(
             caller=caller, task=task, project=project, budget_tokens=budget_tokens, as_of=moment
         )
-        # Served, so recorded like any answer (memories.usage): the owner sees what agents read.
-        _record_usage(
+    else:
+        output = _context_with_state(
             caller=caller,
-            tool="get_context",
-            served=output.sent_items(),
-            session_id=session_id,
-            used=reused,
+            task=task,
+            project=project,
+            scope=scope,
+            budget_tokens=budget_tokens,
+            state=state,
             now=now,
         )
-        return output
+    # Served, so recorded like any answer (memories.usage), a past one too: the owner sees what agents read.
+    _record_usage(
+        caller=caller,
+        tool="get_context",
+        served=output.sent_items(),
+        session_id=session_id,
+        used=reused,
+        now=now,
+    )
+    return output
+
+
+def _context_with_state(
+    *,
+    caller: Caller,
+    task: str | None,
+    project: str | None,
+    scope: str,
+    budget_tokens: int | None,
+    state: str | None,
+    now: datetime,
+) -> GetContextOutput:
+    """get_context now (`scope` is `project`'s), as a delta against `state` when given, with the new
+    state for the next call."""
     held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
     output = selectors.context_get(
         caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held
@@ -760,14 +784,6 @@ def context_deliver(
         # the oldest entries go first (this answer's items were added last).
         holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
     output.state = delta.save_state(scope=scope, held=holding, now=now)
-    _record_usage(
-        caller=caller,
-        tool="get_context",
-        served=output.sent_items(),
-        session_id=session_id,
-        used=reused,
-        now=now,
-    )
     return output
 
 
