@@ -2,8 +2,10 @@
 
 import logging
 
+from kenfold.db_functions import one_at_a_time
 from memories import providers
 from memories.embedding_store import backfill
+from memories.embeddings import Embedder
 from memories.extraction import extraction_run
 from memories.scope_indexes import build_scope_indexes
 
@@ -22,6 +24,15 @@ def embeddings_backfill() -> str:
     embedders = providers.embedders()
     if not embedders:
         return "embeddings are off"
+    # One run at a time across every worker: a run longer than the interval (a model switch at a million
+    # memories) would otherwise meet the next one on another worker and pay to embed the same rows twice.
+    with one_at_a_time(BACKFILL_TASK) as alone:
+        if not alone:
+            return "another worker is running the embedding backfill"
+        return _backfill(embedders)
+
+
+def _backfill(embedders: list[Embedder]) -> str:
     lines = []
     for embedder in embedders:
         report = backfill(embedder=embedder)
