@@ -19,6 +19,19 @@ from bench.cluster.cluster import Cluster
 from bench.load.__main__ import Order, Tally, agent, percentile, run_count, verify_rows
 
 
+class TimedCounter(Counter):
+    """A Counter that also keeps when each increment happened: (monotonic, key)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[float, str]] = []
+
+    def __setitem__(self, key: str, value: int) -> None:
+        if value > self.get(key, 0):
+            self.events.append((time.monotonic(), key))
+        super().__setitem__(key, value)
+
+
 @dataclass
 class Agents:
     """bench/load's agents on one URL: `orders` is what bench.load.run_count hands work through."""
@@ -65,24 +78,25 @@ class StateLog:
         self._stop.set()
         self._thread.join()
 
-    def all_up_after(self, moment: float, count: int) -> float | None:
-        """The first time after `moment` at which every server was UP again, after one was not."""
-        seen_down = False
+    def down_between(self, moment: float, count: int) -> tuple[float, float] | None:
+        """(first sample after `moment` with a server not UP, next one with all UP again), if any was down."""
+        down = None
         for t, states in self.samples:
             if t < moment:
                 continue
             up = len(states) == count and set(states.values()) == {"UP"}
-            seen_down |= not up
-            if up and seen_down:
-                return t
-        return None
+            if not up and down is None:
+                down = t
+            if up and down is not None:
+                return down, t
+        return (down, float("nan")) if down is not None else None
 
 
 async def fault_run(cluster: Cluster, *, clients: int, seconds: float) -> dict[str, Any]:
     """`seconds` of load; the three faults at a quarter, half and three quarters of it."""
     agents = Agents()
     await agents.start(cluster.url, cluster.keys[:clients])
-    tally = Tally()
+    tally = Tally(http_failures=TimedCounter(), tool_errors=TimedCounter())
     loop = asyncio.get_running_loop()
     faults: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -97,7 +111,7 @@ async def fault_run(cluster: Cluster, *, clients: int, seconds: float) -> dict[s
         )
 
     with StateLog(cluster) as states:
-        load = asyncio.ensure_future(run_count(agents, clients, seconds, 10**9, "faults"))
+        load = asyncio.ensure_future(run_count(agents, clients, seconds, 10**9, "faults", tally))
         plan = [
             (0.25, "web-2", signal.SIGKILL),
             (0.5, "worker-1", signal.SIGKILL),
@@ -106,7 +120,7 @@ async def fault_run(cluster: Cluster, *, clients: int, seconds: float) -> dict[s
         for share, name, sig in plan:
             await asyncio.sleep(max(0.0, started + share * seconds - time.monotonic()))
             await loop.run_in_executor(None, inject, name, sig)
-        tally = await load
+        await load
         # Give the last fault's recovery time to show in the samples.
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not cluster.all_up():
@@ -119,14 +133,19 @@ async def fault_run(cluster: Cluster, *, clients: int, seconds: float) -> dict[s
     for fault, end in zip(faults, ends, strict=True):
         at = fault["at"]
         restarted = cluster.supervisor.restarted_at(fault["process"], at)
-        back = states.all_up_after(at, cluster.web_servers)
+        down = states.down_between(at, cluster.web_servers)
         window = [(t, status) for t, status in agents.statuses if at <= t < end]
-        errors = [(t, status) for t, status in window if status >= 500]
+        failures = list(tally.http_failures.events)
+        failures += [(t, f"tool error ({tool})") for t, tool in tally.tool_errors.events]
+        failures = sorted((t, kind) for t, kind in failures if at <= t < end)
+        failures += [(t, f"HTTP {status}") for t, status in window if status >= 400]
         fault |= {
             "restarted_after_s": round(restarted - at, 2) if restarted else None,
-            "all_servers_up_after_s": round(back - at, 2) if back else None,
+            # HAProxy's view: a server out of rotation from the first check that failed to all UP again.
+            "balancer_down_s": [round(t - at, 2) for t in down] if down else "no server left rotation",
             "client_statuses": dict(Counter(status for _t, status in window if status != 200)),
-            "errors_until_s": round(errors[-1][0] - at, 2) if errors else 0.0,
+            "client_errors": dict(Counter(kind for _t, kind in failures)),
+            "last_client_error_after_s": round(max(t for t, _k in failures) - at, 2) if failures else None,
         }
         del fault["at"]
     with cluster.superuser() as conn:

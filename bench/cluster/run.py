@@ -10,7 +10,7 @@ end (logs are kept with --keep), and every process is stopped on exit, Ctrl-C, S
 checks: what must hold whichever server answers (bench/cluster/checks.py). faults: 64 agents with the six
 tools through HAProxy while a web server is killed (-9), then a job worker, then PgBouncer is restarted
 (bench/cluster/faults.py). numbers: throughput with 1 and 3 web servers and recall through the balancer
-(bench/cluster/numbers.py). The script supervises every process: whatever exits is started again, as a
+(bench/cluster/figures.py). The script supervises every process: whatever exits is started again, as a
 process manager (systemd's Restart=always, Docker's restart policy) would. Exit status 0 when every check
 and the fault run passed.
 """
@@ -30,7 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # run as a script: the repository's packages (bench, tests, kenfold)
+# Run as a script, Python puts this folder first on sys.path; the repository's root instead, so that its
+# packages (bench, tests, kenfold) import and no module here shadows a standard one.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(REPO)
+elif str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.cluster import topology  # noqa: E402
@@ -111,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"faults": report["faults"]}), flush=True)
             ok &= report["faults"]["ok"]
         if "numbers" in phases:
-            from bench.cluster.numbers import run_numbers
+            from bench.cluster.figures import run_numbers
 
-            report["numbers"] = run_numbers(cluster, args)
+            report["numbers"] = {}
+            run_numbers(cluster, args, report["numbers"])
             print(json.dumps({"numbers": report["numbers"]}), flush=True)
     except KeyboardInterrupt as exc:
         report["interrupted"] = str(exc) or "interrupted"

@@ -207,8 +207,10 @@ def verify_rows(conn: psycopg.Connection, acked: dict[str, str]) -> dict[str, in
     return {"acknowledged": len(acked), "lost": len(lost), "duplicated": len(duplicated), "rows": len(rows)}
 
 
-async def run_count(target: Target, clients: int, seconds: float, max_calls: int, run: str) -> Tally:
-    tally = Tally()
+async def run_count(
+    target: Target, clients: int, seconds: float, max_calls: int, run: str, tally: Tally | None = None
+) -> Tally:
+    tally = tally or Tally()
     deadline = time.monotonic() + seconds
     if clients > len(target.orders):
         # An order without an agent would never be done.
