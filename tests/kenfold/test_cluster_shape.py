@@ -71,13 +71,17 @@ def test_the_balancer_checks_readiness_and_retries_only_what_is_safe() -> None:
     assert check in compose and check in rendered
     assert "http-request disable-l7-retry unless METH_GET || METH_HEAD || METH_OPTIONS" in compose
     # Only the addresses differ: the servers, the listening address, the error page's path, the stats socket.
-    local = [line for line in rendered if "127.0.0.1" in line or "/e/503.http" in line or "/s/haproxy.sock" in line]
+    local = [
+        line for line in rendered if "127.0.0.1" in line or "/e/503.http" in line or "/s/haproxy.sock" in line
+    ]
     docker = [
         line
         for line in compose
         if line.startswith(("server-template", "resolvers", "nameserver", "hold", "bind", "errorfile"))
     ]
-    assert [line for line in rendered if line not in local] == [line for line in compose if line not in docker]
+    assert [line for line in rendered if line not in local] == [
+        line for line in compose if line not in docker
+    ]
     assert [line for line in local if line.startswith("server ")] == [
         f"server web-{n} 127.0.0.1:{port} check" for n, port in enumerate(PORTS.web, 1)
     ]
