@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -122,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"numbers": report["numbers"]}), flush=True)
     except KeyboardInterrupt as exc:
         report["interrupted"] = str(exc) or "interrupted"
+        ok = False
+    except Exception:  # reported with what was measured before it, and everything still stopped
+        report["error"] = traceback.format_exc()
         ok = False
     finally:
         watchdog.cancel()
