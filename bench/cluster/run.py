@@ -55,7 +55,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--counts", default="16,32,64,128", help="numbers: client counts")
     parser.add_argument("--seconds", type=float, default=30, help="numbers: seconds per client count")
     parser.add_argument(
-        "--recall-memories", type=int, default=100_000, help="numbers: memories for recall p95"
+        "--recall-memories", default="100000", help="numbers: store sizes for recall p95, e.g. 100000,1000000"
     )
     parser.add_argument("--embed", help="KENFOLD_EMBED of every Kenfold process (default: the product's)")
     parser.add_argument("--json", type=Path, help="write the report here too")

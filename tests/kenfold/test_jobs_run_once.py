@@ -109,12 +109,16 @@ def test_two_workers_run_each_task_and_each_due_schedule_once(home: Path, tmp_pa
         for _ in range(2)
     ]
     try:
-        # django-q2 looks at the schedules every 30 s (each worker on its own clock), so both have looked
-        # at the due probe after 45 s; the tasks are claimed within the first seconds.
-        deadline = time.monotonic() + 45
-        while time.monotonic() < deadline:
+        # django-q2 looks at the schedules every 30 s, each worker on its own clock. Once the probe has run,
+        # one more look by each worker: a second run would show by then. The tasks go in the first seconds.
+        expected = {f"task-{n}" for n in range(tasks)} | {"scheduled"}
+        deadline, settled = time.monotonic() + 150, None
+        while time.monotonic() < (settled or deadline):
             time.sleep(1)
             assert all(worker.poll() is None for worker in workers)
+            labels = {line.split()[0] for line in runs.read_text().splitlines()}
+            if settled is None and labels >= expected:
+                settled = time.monotonic() + 32
         lines = [line.split() for line in runs.read_text().splitlines()]
     finally:
         for worker in workers:
