@@ -106,6 +106,8 @@ async def fault_run(cluster: Cluster, *, clients: int, seconds: float) -> dict[s
             {
                 "fault": f"{signal.Signals(sig).name} {name}",
                 "process": name,
+                # A server still rejoining from the fault before is not this fault's doing.
+                "all_up_before": cluster.all_up(),
                 "at": cluster.supervisor.kill(name, sig),
             }
         )
