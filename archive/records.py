@@ -63,6 +63,8 @@ MEMORY_FIELDS = (
     "created_at",
     "updated_at",
     "code_state",
+    "active_from",
+    "ended_at",
 )
 EDGE_FIELDS = ("src", "relation", "dst", "weight", "source_agent", "created_at")
 REF_FIELDS = (
@@ -152,6 +154,9 @@ class MemoryRecord(BaseModel):
     created_at: AwareDatetime
     updated_at: AwareDatetime
     code_state: CodeState | None = None
+    # When it was served (what `as_of` reads); absent from archives made before they were kept.
+    active_from: AwareDatetime | None = None
+    ended_at: AwareDatetime | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> "MemoryRecord":

@@ -31,7 +31,10 @@ from archive.records import (
 )
 from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
-from memories.models import Memory, MemoryEmbedding, MemoryType, Status, Trust
+from memories import extensions
+from memories.audit import audit_record
+from memories.models import Memory, MemoryAction, MemoryEmbedding, MemoryType, Status, Trust
+from memories.services import CLI_AGENT
 from memories.tasks import BACKFILL_TASK
 
 # Rows per COPY batch into the staging tables.
@@ -42,7 +45,8 @@ _STAGING = {
         line integer, id uuid, type text, scope text, content text, attrs jsonb, source_agent text,
         source_session text, evidence_uri text, trust text, confidence double precision, status text,
         supersedes uuid, valid_from timestamptz, valid_to timestamptz, expires_at timestamptz,
-        created_at timestamptz, updated_at timestamptz, code_state text
+        created_at timestamptz, updated_at timestamptz, code_state text, active_from timestamptz,
+        ended_at timestamptz
     ) ON COMMIT DROP""",
     "edge": """CREATE TEMP TABLE archive_edge (
         src uuid, relation text, dst uuid, weight double precision, source_agent text, created_at timestamptz
@@ -202,13 +206,14 @@ WHERE s.status = '{Status.ACTIVE.value}' AND s.type = '{MemoryType.PREFERENCE.va
 # Each statement returns what it inserted; what it left out is counted from the staging table.
 _INSERT_MEMORIES = """
 INSERT INTO memory (id, type, scope, content, attrs, source_agent, source_session, evidence_uri, trust,
-    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state)
+    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state,
+    active_from, ended_at)
 SELECT s.id, s.type, s.scope, s.content, s.attrs, s.source_agent, s.source_session, s.evidence_uri, s.trust,
     s.confidence, s.status,
     -- The foreign key is checked at commit, so a link to a later record of the archive is fine.
     CASE WHEN EXISTS (SELECT 1 FROM archive_memory t WHERE t.id = s.supersedes)
           OR EXISTS (SELECT 1 FROM memory m WHERE m.id = s.supersedes) THEN s.supersedes END,
-    s.valid_from, s.valid_to, s.expires_at, s.created_at, s.updated_at, s.code_state
+    s.valid_from, s.valid_to, s.expires_at, s.created_at, s.updated_at, s.code_state, s.active_from, s.ended_at
 FROM archive_memory s
 WHERE NOT EXISTS (SELECT 1 FROM memory m WHERE m.id = s.id)
 ORDER BY s.line
@@ -245,7 +250,11 @@ def _count(cursor: Any, sql: str) -> int:
 
 
 def archive_import(
-    *, lines: Iterable[bytes], dry_run: bool = False, progress: Callable[[int], None] | None = None
+    *,
+    lines: Iterable[bytes],
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+    actor: str = CLI_AGENT,
 ) -> ImportReport:
     """Import an archive in one transaction; with ``dry_run`` validate it all and report, writing nothing.
 
@@ -273,7 +282,12 @@ def archive_import(
             )
             report.memories = report.read["memories"] - report.memories_already_here
             if not dry_run:
-                cursor.execute(_INSERT_MEMORIES)
+                cursor.execute(_INSERT_MEMORIES + " RETURNING id")
+                # The ids are read in batches from the result already fetched; one event per memory.
+                while batch := cursor.fetchmany(STAGE_BATCH):
+                    audit_record(
+                        action=MemoryAction.IMPORTED, memory_ids=[row[0] for row in batch], agent=actor
+                    )
             # Edges and refs are judged against the memories as they stand after the insert (in a dry
             # run, as they would stand: here or in the archive).
             present = (
@@ -302,6 +316,8 @@ def archive_import(
                 return report
             cursor.execute(_INSERT_EDGES)
             cursor.execute(_INSERT_REFS)
+        if report.memories or report.edges:
+            extensions.retrieval_changed(extensions.ARCHIVE_IMPORTED)
         if report.memories:
             # The worker's backfill embeds them at its next run instead of in up to five minutes.
             transaction.on_commit(
@@ -386,6 +402,12 @@ def _redact(memory_id: uuid.UUID) -> bool:
         attrs["redacted_at"] = timezone.now().isoformat()
         attrs["redact_reason"] = REDACT_REASON
         Memory.objects.filter(pk=memory_id).update(content=content, attrs=attrs)
+        audit_record(
+            action=MemoryAction.REDACTED,
+            memory_ids=[memory_id],
+            agent=CLI_AGENT,
+            detail={"reason": REDACT_REASON},
+        )
         # The backfill writes a vector only for the content it embedded, so it cannot restore these.
         MemoryEmbedding.objects.filter(memory_id=memory_id).delete()
     return True

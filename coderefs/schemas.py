@@ -7,26 +7,36 @@ pydantic enforcing them first with its generic wording.
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kenfold_common.coderefs import MAX_PATH_CHARS, MAX_SYMBOL_CHARS
-from kenfold_common.identity import MAX_PROJECT_LENGTH
+from kenfold.openapi import PROJECT_DESCRIPTION, PROJECT_SCHEMA, REF_PATH_FORMAT
+from kenfold_common.coderefs import MAX_HASH_CHARS, MAX_PATH_CHARS, MAX_SYMBOL_CHARS, SYMBOL_RE
 
-# Blank projects are refused; what else a project may be (not a local path, at most
-# MAX_PROJECT_LENGTH characters once normalized) is beyond a pattern.
-_PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S"}
-_PROJECT_DESCRIPTION = (
-    "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
-    f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
-)
-PROJECT_PARAMETER = {
-    "in": "query",
-    "name": "project",
-    "required": True,
-    "description": _PROJECT_DESCRIPTION,
-    "schema": _PROJECT_SCHEMA,
-    "example": "github.com/kenfold/kenfold",
-}
 _COMMIT = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
 _OPTIONAL_COMMIT = {"anyOf": [_COMMIT, {"type": "null"}]}
+_REF_PATH = {"type": "string", "maxLength": MAX_PATH_CHARS, "format": REF_PATH_FORMAT}
+# The rules between a result's fields, which the service checks one by one: a path, a symbol or both;
+# a found target has a hash, one that was not found has none.
+_RESULT_RULES = {
+    "allOf": [
+        {
+            "anyOf": [
+                {"required": ["path"], "properties": {"path": {"minLength": 1}}},
+                {"required": ["symbol"], "properties": {"symbol": {"minLength": 1}}},
+            ]
+        },
+        {
+            "anyOf": [
+                {
+                    "required": ["hash"],
+                    "properties": {
+                        "found": {"const": True},
+                        "hash": {"type": "string", "minLength": 1, "maxLength": MAX_HASH_CHARS},
+                    },
+                },
+                {"properties": {"found": {"const": False}, "hash": {"type": "null"}}},
+            ]
+        },
+    ]
+}
 
 
 class Target(BaseModel):
@@ -44,14 +54,24 @@ class TargetsOutput(BaseModel):
 class CheckResult(BaseModel):
     # Unknown fields are refused (a client that misspells "found" must hear about it), and nothing is
     # coerced: "yes" is not a boolean.
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_RESULT_RULES)
 
-    path: str = Field("", json_schema_extra={"maxLength": MAX_PATH_CHARS})
-    symbol: str = Field("", json_schema_extra={"maxLength": MAX_SYMBOL_CHARS})
+    path: str = Field(
+        "",
+        description="Repository-relative path of the file; empty when only a symbol is given.",
+        json_schema_extra={"anyOf": [{"maxLength": 0}, _REF_PATH]},
+    )
+    symbol: str = Field(
+        "",
+        description="An identifier, up to two qualifiers joined by '.', '::' or '#'; empty for a whole file.",
+        json_schema_extra={"maxLength": MAX_SYMBOL_CHARS, "pattern": f"^(?:{SYMBOL_RE.pattern})?$"},
+    )
     anchor_commit: str | None = Field(None, json_schema_extra=_OPTIONAL_COMMIT)
     found: bool
-    hash: str | None = Field(None, description="Required when found (1-100 characters), else absent.")
-    resolved_path: str | None = Field(None, json_schema_extra={"maxLength": MAX_PATH_CHARS})
+    hash: str | None = Field(
+        None, description=f"Required when found (1-{MAX_HASH_CHARS} characters), else absent."
+    )
+    resolved_path: str | None = Field(None, json_schema_extra={"anyOf": [_REF_PATH, {"type": "null"}]})
 
 
 class CheckInput(BaseModel):
@@ -72,7 +92,7 @@ class CheckInput(BaseModel):
         },
     )
 
-    project: str = Field(json_schema_extra=_PROJECT_SCHEMA | {"description": _PROJECT_DESCRIPTION})
+    project: str = Field(json_schema_extra=PROJECT_SCHEMA | {"description": PROJECT_DESCRIPTION})
     commit: str = Field(json_schema_extra=_COMMIT)
     results: list[CheckResult] = Field(max_length=1000)
 

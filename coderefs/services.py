@@ -15,13 +15,13 @@ from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
-from kenfold_common.coderefs import is_commit, is_valid_ref_path, is_valid_ref_symbol
+from kenfold_common.coderefs import MAX_HASH_CHARS, is_commit, is_valid_ref_path, is_valid_ref_symbol
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
+from memories import access
 from memories.models import Memory
-
-MAX_HASH_CHARS = 100
+from memories.quotas import quota_charge
 
 
 def refs_record(memory: Memory) -> None:
@@ -74,6 +74,7 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
     """Apply one client's findings at `check.commit`, in one transaction; validates everything first."""
     caller.require_write("refs check")
     scope = project_scope(check.project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     if not is_commit(check.commit):
         raise InvalidInput("commit must be the checked commit's id: 7-64 lowercase hex digits")
     for index, result in enumerate(check.results):
@@ -118,6 +119,8 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
             updated += count
             unmatched += 0 if count else 1
         _refresh_code_state(scope=scope, checked_at=now)
+        # Last, after the check's own locks (memories.quotas).
+        quota_charge(caller=caller, writes=1)
     states = {state: 0 for state in RefState.values}
     for state in CodeRef.objects.filter(scope=scope).values_list("state", flat=True):
         states[state] += 1

@@ -26,8 +26,9 @@ from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
 from memories import extensions, providers
+from memories.audit import audit_record
 from memories.chat import ChatError, ChatModel, ChatOutputError
-from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust, served_sql
+from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust, served_sql
 from memories.selectors import extraction_counts
 
 log = logging.getLogger(__name__)
@@ -355,6 +356,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
         else:
             stale = False
             applied = _apply(proposal=proposal, members=members, actor=actor, now=now)
+            extensions.retrieval_changed(extensions.CONSOLIDATION_APPLIED)
     if stale:
         raise Conflict(f"proposal {proposal.pk} is stale: {STALE_MESSAGE}")
     return applied
@@ -384,12 +386,24 @@ def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: d
             created_at=sessions[-1].created_at,
             updated_at=now,
         )
+        audit_record(
+            action=MemoryAction.CREATED,
+            memory_ids=[result.pk],
+            agent=actor,
+            detail={"type": result.type, "consolidation": str(proposal.pk)},
+        )
         extensions.memory_inserted(result)
         retired = sessions
     else:
         result = next(m for m in members if m.pk == proposal.keep_id)
         retired = [m for m in members if m.pk != proposal.keep_id]
     Memory.objects.filter(pk__in=[m.pk for m in retired]).update(status=Status.SUPERSEDED)
+    audit_record(
+        action=MemoryAction.SUPERSEDED,
+        memory_ids=[m.pk for m in retired],
+        agent=actor,
+        detail={"by": str(result.pk), "consolidation": str(proposal.pk)},
+    )
     MemoryEdge.objects.bulk_create(
         [MemoryEdge(src=result, relation="replaces", dst=m, source_agent=actor) for m in retired],
         ignore_conflicts=True,

@@ -22,7 +22,8 @@ from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
-from memories import keys, selectors, services
+from memories import audit, keys, quotas, selectors, services, usage
+from memories.access import limit_summary
 from memories.models import MemoryType, Status
 from oauth.services import grant_list, grant_revoke
 
@@ -34,6 +35,9 @@ MAX_PAGE = 1000
 MAX_REASON = 500
 SIMILAR = 4
 DEFAULT_REJECT_REASON = "rejected in the dashboard"
+# The Usage page's forgetting candidates: memories older than this that no agent reused.
+USAGE_IDLE_DAYS = 30
+MAX_IDLE_DAYS = 3650
 LIST_STATUSES = ("active", "proposed", "superseded", "deleted", "stale", "all")
 
 
@@ -120,8 +124,31 @@ def overview(request: HttpRequest) -> HttpResponse:
             "grants": len(grant_list()),
             "pending_proposals": consolidation.proposal_counts().pending,
             "chart": charts.writes_chart(dates, series),
+            "near_quota": _labelled(quotas.quota_near_limits()),
         },
     )
+
+
+def _labelled(rows: list) -> list[tuple[str, object]]:
+    """Rows with a `credential` attribute, each with the name listings give its credential."""
+    labels = audit.credential_labels(row.credential for row in rows)
+    return [
+        (labels.get(row.credential, "no credential") if row.credential else "no credential", row)
+        for row in rows
+    ]
+
+
+# --- usage ---------------------------------------------------------------------------------------------
+
+
+def usage_page(request: HttpRequest) -> HttpResponse:
+    raw = (request.GET.get("days") or str(USAGE_IDLE_DAYS)).strip()
+    context = {"days": raw, "kept_days": settings.USAGE_DAYS, "max_rows": settings.USAGE_MAX_ROWS}
+    if not raw.isdigit() or int(raw) > MAX_IDLE_DAYS:
+        problem = f"days must be a whole number from 0 to {MAX_IDLE_DAYS}"
+        return _page(request, "usage.html", context | {"problem": problem}, status=400)
+    report = usage.usage_report(now=clock.now(), idle_days=int(raw))
+    return _page(request, "usage.html", context | {"days": int(raw), "report": report})
 
 
 # --- review ----------------------------------------------------------------------------------------------
@@ -265,6 +292,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "history": selectors.memory_history(memory),
             "edges": selectors.memory_edges(memory),
             "similar": similar,
+            "events": _labelled(audit.memory_events(memory_id=memory.pk)),
         },
     )
 
@@ -284,6 +312,39 @@ def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
     except KenfoldError as exc:
         _flash(request, "error", exc.message)
     return HttpResponseRedirect(safe_next(back), status=303)
+
+
+# --- audit -----------------------------------------------------------------------------------------------
+
+AUDIT_DAYS = (1, 7, 30, 90, 365)
+AUDIT_EVENTS = 200
+
+
+def audit_page(request: HttpRequest) -> HttpResponse:
+    try:
+        days = int(request.GET.get("days", "7"))
+    except ValueError:
+        days = 7
+    days = days if days in AUDIT_DAYS else 7
+    credential = request.GET.get("credential") or None
+    try:
+        credential = audit.credential_for(credential) if credential else None
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+        credential = None
+    events = audit.audit_events(days=days, credential=credential, limit=AUDIT_EVENTS)
+    return _page(
+        request,
+        "audit.html",
+        {
+            "days": days,
+            "day_choices": AUDIT_DAYS,
+            "credential": credential,
+            "activity": _labelled(audit.audit_by_credential(days=days)),
+            "events": _labelled(events),
+            "limit": AUDIT_EVENTS,
+        },
+    )
 
 
 # --- clients ---------------------------------------------------------------------------------------------
@@ -321,18 +382,28 @@ def _mcp_url(request: HttpRequest) -> str:
     return f"{base}/mcp"
 
 
+def _listed_projects(request: HttpRequest) -> list[str]:
+    """The projects typed in a form, one per line; none means every project."""
+    return [line for line in (request.POST.get("projects") or "").splitlines() if line.strip()]
+
+
 def key_create(request: HttpRequest) -> HttpResponse:
     agent = (request.POST.get("agent") or "").strip()
     label = request.POST.get("label") or ""
     access = request.POST.get("access")
+    typed = {"agent": agent, "label": label, "projects": request.POST.get("projects") or ""}
     if access not in ("read", "write"):
-        return _clients_page(
-            request, problem="Choose read-only or read and write access.", agent=agent, label=label
-        )
+        return _clients_page(request, problem="Choose read-only or read and write access.", **typed)
     try:
-        key, raw = keys.api_key_create(agent=agent, read_only=access == "read", label=label)
+        key, raw = keys.api_key_create(
+            agent=agent,
+            read_only=access == "read",
+            label=label,
+            projects=_listed_projects(request),
+            user_memories="no_user_memories" not in request.POST,
+        )
     except KenfoldError as exc:
-        return _clients_page(request, problem=exc.message, agent=agent, label=label)
+        return _clients_page(request, problem=exc.message, **typed)
     # The key is shown on this response only (no-store, no redirect): only its hash is kept.
     lines = connect_lines(agent=key.agent, raw_key=raw, mcp_url=_mcp_url(request))
     return _clients_page(request, created=key, raw_key=raw, connect_lines=lines)
@@ -348,6 +419,26 @@ def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
         else:
             key = keys.api_key_revoke(ident=str(before.pk))
             _flash(request, "ok", f"Revoked the key {key.prefix}… of {key.agent}; it stops working now.")
+    except KenfoldError as exc:
+        _flash(request, "error", exc.message)
+    return HttpResponseRedirect(PREFIX + "clients", status=303)
+
+
+def key_projects(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+    """Change the projects a key reaches (none listed: every project), without a new key."""
+    listed = _listed_projects(request)
+    try:
+        key = keys.api_key_limit(
+            ident=str(key_id),
+            set_to=listed or None,
+            all_projects=not listed,
+            user_memories="no_user_memories" not in request.POST,
+        )
+        _flash(
+            request,
+            "ok",
+            f"The key {key.prefix}… of {key.agent} now reaches {limit_summary(key.projects, key.user_memories)}.",
+        )
     except KenfoldError as exc:
         _flash(request, "error", exc.message)
     return HttpResponseRedirect(PREFIX + "clients", status=303)

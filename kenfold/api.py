@@ -22,7 +22,7 @@ from kenfold.auth import authenticated_caller, local_caller
 from kenfold.backpressure import RETRY_AFTER_S, database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold.openapi import error_documentation, error_responses
-from kenfold_common.errors import KenfoldError
+from kenfold_common.errors import KenfoldError, QuotaExceeded
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,8 @@ def error(message: str, status: int, headers: dict[str, str] | None = None) -> J
 
 @api.exception_handler(KenfoldError)
 def _domain_error(request: HttpRequest, exc: KenfoldError) -> HttpResponse:
+    if isinstance(exc, QuotaExceeded):
+        return error(exc.message, exc.status_code, {"Retry-After": str(exc.retry_after)})
     return error(exc.message, exc.status_code)
 
 
@@ -160,3 +162,4 @@ def whoami(request: HttpRequest) -> WhoAmIOutput:
 
 api.add_router("/refs", "coderefs.api.router")
 api.add_router("/docs", "projectdocs.api.router")
+api.add_router("/usage", "memories.api.router")

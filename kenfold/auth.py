@@ -46,9 +46,17 @@ def caller_from_authorization(header: str | None) -> Caller:
             read_only=info.read_only,
             oauth_grant=info.grant_id,
             credential=f"grant:{info.grant_id}",
+            projects=info.projects,
+            user_memories=info.user_memories,
         )
     key = api_key_authenticate(token=token)
-    return Caller(agent=key.agent, read_only=key.read_only, credential=f"key:{key.id}")
+    return Caller(
+        agent=key.agent,
+        read_only=key.read_only,
+        credential=f"key:{key.id}",
+        projects=frozenset(key.projects) if key.projects is not None else None,
+        user_memories=key.user_memories,
+    )
 
 
 @contextmanager

@@ -18,6 +18,10 @@ class Caller:
     # The credential that authenticated the call, `key:<api key id>` or `grant:<oauth grant id>`; None for
     # stdio, KENFOLD_AUTH=none and the owner's own commands. Limits, quotas and the audit trail hang on it.
     credential: str | None = None
+    # The projects (normalized identities) the credential may read and write, None for every project, and
+    # whether it reads user-wide memories. memories.access is the one place that applies them.
+    projects: frozenset[str] | None = None
+    user_memories: bool = True
 
     def require_write(self, tool: str) -> None:
         if self.read_only:

@@ -5,11 +5,15 @@ handlers in kenfold.api (400, 413, 503) answer before or around it, always as `{
 endpoints that parse their input themselves, to give clearer messages than ninja's, declare it here.
 """
 
+import json
 from typing import Any
 
+from django.http import HttpRequest
 from pydantic import BaseModel, Field
 
 from kenfold.backpressure import RETRY_AFTER_S
+from kenfold_common.errors import InvalidInput
+from kenfold_common.identity import MAX_PROJECT_LENGTH
 
 
 class ErrorOutput(BaseModel):
@@ -23,6 +27,7 @@ ERROR_STATUSES = {
     403: "A Host that is not allowed, a cross-site request, or a read-only caller asking to write.",
     408: "The body ended before its Content-Length.",
     413: "The body is larger than 1 MiB.",
+    429: "The credential used up a write quota; `error` names the limit and when it resets (Retry-After).",
     503: "Kenfold is busy or its database is unavailable; retry after Retry-After seconds.",
 }
 _RETRY_AFTER = {
@@ -34,6 +39,39 @@ _RETRY_AFTER = {
 }
 
 
+# The errors of the REST operations: a GET has no body, so it cannot be cut short (408) or too large (413).
+READ_ERRORS = (400, 401, 403, 503)
+# A write may also be over its credential's quota (429, memories.quotas).
+WRITE_ERRORS = (400, 401, 403, 408, 413, 429, 503)
+
+# Formats of our own, for the rules JSON Schema cannot state: what each means is in PROJECT_DESCRIPTION and
+# the fields' descriptions, and a generator of requests must be told (tests/kenfold/schemathesis_hooks.py).
+# A project: not a local path, a host or name left once the scheme, credentials, port and trailing .git are
+# removed, no control or invisible characters, no credential (kenfold_common.identity.normalize_project).
+PROJECT_FORMAT = "kenfold-project"
+# A repository-relative path of a file Kenfold references (kenfold_common.coderefs.is_valid_ref_path).
+REF_PATH_FORMAT = "kenfold-ref-path"
+# A repository-relative path of a Markdown page (kenfold_common.docs.is_doc_path).
+DOC_PATH_FORMAT = "kenfold-doc-path"
+
+PROJECT_SCHEMA = {"type": "string", "minLength": 1, "pattern": r"\S", "format": PROJECT_FORMAT}
+PROJECT_DESCRIPTION = (
+    "The repository's git remote URL (such as git@github.com:org/repo.git) or a short project name; "
+    f"not a local path, at most {MAX_PROJECT_LENGTH} characters once normalized."
+)
+# `project` in a query string is read by the views, not by ninja, so that a missing or blank one gets the
+# service's own message ("project is required: pass the repository's git remote URL"); the document
+# declares it as the required parameter it is.
+PROJECT_PARAMETER = {
+    "in": "query",
+    "name": "project",
+    "required": True,
+    "description": PROJECT_DESCRIPTION,
+    "schema": PROJECT_SCHEMA,
+    "example": "github.com/kenfold/kenfold",
+}
+
+
 def error_responses(*statuses: int) -> dict[Any, type[BaseModel]]:
     """For a view's `response=`: the error shape under each of `statuses`."""
     return {frozenset(statuses): ErrorOutput}
@@ -41,12 +79,20 @@ def error_responses(*statuses: int) -> dict[Any, type[BaseModel]]:
 
 def error_documentation(*statuses: int) -> dict[str, Any]:
     """For a view's `openapi_extra`: what each error status means (ninja only knows its reason phrase),
-    and the Retry-After header every 503 carries."""
+    and the Retry-After header every 429 and 503 carries."""
     responses: dict[int, dict[str, Any]] = {
         status: {"description": ERROR_STATUSES[status]} for status in statuses
     }
     if 503 in responses:
         responses[503]["headers"] = _RETRY_AFTER
+    if 429 in responses:
+        responses[429]["headers"] = {
+            "Retry-After": {
+                "description": "Seconds until the quota's window resets.",
+                "required": True,
+                "schema": {"type": "integer"},
+            }
+        }
     return {"responses": responses}
 
 
@@ -69,3 +115,20 @@ def json_request_body(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": inline(schema)}}}}
+
+
+def json_body[Input: BaseModel](request: HttpRequest, model: type[Input], *, fields: str) -> Input:
+    """The request's body as `model`, for the views that declare it with `json_request_body`.
+
+    Parsed here rather than by ninja, whose parse error is a bare "Cannot parse request body"; `fields`
+    names what the object holds ("project, files and deleted") in the message for a body that is not one.
+    Validation errors propagate as pydantic's, which kenfold.api turns into a 400 naming each field.
+    """
+    try:
+        body = json.loads(request.body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # json.loads also refuses trailing data after the object ("Extra data").
+        raise InvalidInput(f"the body is not one JSON object: {exc}") from None
+    if not isinstance(body, dict):
+        raise InvalidInput(f"the body must be a JSON object with {fields}")
+    return model.model_validate(body)

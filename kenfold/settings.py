@@ -232,11 +232,20 @@ try:
     # "propose": every extracted memory waits for the owner's review; "auto": a directly stated,
     # confident fact that resembles nothing existing is served at once (preferences are always proposed).
     EXTRACT_POLICY = env_choice("KENFOLD_EXTRACT_POLICY", "propose", ("propose", "auto"))
+    # Which memories agents are served and reuse (memories.usage): kept this many days (0 records
+    # nothing), and at most this many answers, so the table stays small whatever the traffic.
+    USAGE_DAYS = env_int("KENFOLD_USAGE_DAYS", 30, minimum=0, maximum=3650)
+    USAGE_MAX_ROWS = env_int("KENFOLD_USAGE_MAX_ROWS", 100_000, minimum=100, maximum=10_000_000)
     # Classify remembers sent without a type (only when a chat model is configured).
     CLASSIFY = env_bool("KENFOLD_CLASSIFY", True)
     # Consolidation proposals (duplicates, conflicts, digests of old sessions; spec §1.14), made by the
     # chat model for the owner to apply or reject. On whenever a chat model is configured, unless false.
     CONSOLIDATE = env_bool("KENFOLD_CONSOLIDATE", True)
+    # Write quotas per credential (API key or OAuth grant; memories.quotas): writes per UTC minute and
+    # memories created per UTC day, unless the owner set the credential's own. 0 means no limit. Generous
+    # on purpose: they stop a runaway loop, not an agent at work.
+    QUOTA_WRITES_PER_MINUTE = env_int("KENFOLD_QUOTA_WRITES_PER_MINUTE", 120, minimum=0, maximum=1_000_000)
+    QUOTA_MEMORIES_PER_DAY = env_int("KENFOLD_QUOTA_MEMORIES_PER_DAY", 2000, minimum=0, maximum=100_000_000)
     if env_str("KENFOLD_CONSOLIDATE") and CONSOLIDATE and not CHAT.url:
         raise ConfigError(
             "KENFOLD_CONSOLIDATE=true needs a chat model: set KENFOLD_CHAT_URL (an OpenAI-compatible API "
@@ -312,6 +321,7 @@ INSTALLED_APPS = [
     "dashboard",
     "consolidation",
     "archive",
+    "evals",
 ]
 
 MIDDLEWARE = [

@@ -24,10 +24,20 @@ from kenfold.db_functions import xact_lock
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import find_secrets, redact_secrets
 from memories import extensions, providers, search
+from memories.audit import audit_record
 from memories.chat import ChatError, ChatModel, ChatOutputError, tagged
 from memories.embedding_store import store_vectors
 from memories.embeddings import EmbeddingError
-from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status, Trust
+from memories.models import (
+    Extraction,
+    ExtractionStatus,
+    Memory,
+    MemoryAction,
+    MemoryEdge,
+    MemoryType,
+    Status,
+    Trust,
+)
 from memories.services import same_content
 
 log = logging.getLogger(__name__)
@@ -496,5 +506,11 @@ def _store_candidate(
         updated_at=now,
     )
     MemoryEdge.objects.create(src=memory, relation="derived_from", dst=summary, source_agent=EXTRACTOR_AGENT)
+    audit_record(
+        action=MemoryAction.CREATED,
+        memory_ids=[memory.pk],
+        agent=EXTRACTOR_AGENT,
+        detail={"type": memory.type, "status": memory.status, "extracted_from": str(summary.id)},
+    )
     extensions.memory_inserted(memory)
     return memory

@@ -21,6 +21,7 @@ from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
 from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
 from kenfold_common.secrets import reject_secrets
 from kenfold_common.text import has_invisible
+from memories.access import project_limit
 from memories.models import ApiKey
 
 KEY_PREFIX = "kf_"
@@ -47,11 +48,21 @@ def _clean_label(label: str) -> str:
     return text
 
 
-def api_key_create(*, agent: str, read_only: bool = False, label: str = "") -> tuple[ApiKey, str]:
+def api_key_create(
+    *,
+    agent: str,
+    read_only: bool = False,
+    label: str = "",
+    projects: list[str] | None = None,
+    user_memories: bool = True,
+) -> tuple[ApiKey, str]:
     """Create a key for `agent`; returns the row and the raw key, which is never retrievable again.
 
     `label` (at most 64 characters, whitespace folded) tells two keys of one agent apart in listings.
+    `projects` limits the key to those projects (None or none given: every project); `user_memories`
+    False keeps user-wide memories from it (memories.access).
     """
+    limit = project_limit(projects)
     if not is_valid_agent_name(agent):
         raise InvalidInput(invalid_agent_name_message("the name given", example="claude-code"))
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
@@ -63,6 +74,8 @@ def api_key_create(*, agent: str, read_only: bool = False, label: str = "") -> t
         agent=agent,
         read_only=read_only,
         label=label,
+        projects=limit,
+        user_memories=user_memories,
         prefix=raw[:DISPLAY_PREFIX_LENGTH],
         key_hash=hash_key(raw),
     )
@@ -75,8 +88,8 @@ def api_key_list(*, include_revoked: bool = False) -> QuerySet[ApiKey]:
     return keys if include_revoked else keys.filter(revoked_at__isnull=True)
 
 
-def api_key_revoke(*, ident: str) -> ApiKey:
-    """Revoke by id or by (the start of) the displayed prefix. Revoking twice changes nothing."""
+def api_key_find(*, ident: str, action: str = "revoke") -> ApiKey:
+    """The key with this id or (the start of) this displayed prefix, revoked or not."""
     ident = ident.strip()
     try:
         candidates = list(ApiKey.objects.filter(pk=uuid.UUID(ident)))
@@ -92,12 +105,68 @@ def api_key_revoke(*, ident: str) -> ApiKey:
         raise NotFound(f"no API key matches {shown}; see `key list --all`")
     if len(candidates) > 1:
         ids = ", ".join(str(key.id) for key in candidates)
-        raise InvalidInput(f"{shown} matches {len(candidates)} keys ({ids}); revoke one by its id")
+        raise InvalidInput(f"{shown} matches {len(candidates)} keys ({ids}); {action} one by its id")
+    return candidates[0]
+
+
+def api_key_revoke(*, ident: str) -> ApiKey:
+    """Revoke by id or by (the start of) the displayed prefix. Revoking twice changes nothing."""
+    found = api_key_find(ident=ident)
     with transaction.atomic():
-        key = ApiKey.objects.select_for_update().get(pk=candidates[0].pk)
+        key = ApiKey.objects.select_for_update().get(pk=found.pk)
         if key.revoked_at is None:
             key.revoked_at = clock.now()
             key.save(update_fields=["revoked_at"])
+    return key
+
+
+def api_key_limit(
+    *,
+    ident: str,
+    set_to: list[str] | None = None,
+    add: list[str] | None = None,
+    remove: list[str] | None = None,
+    all_projects: bool = False,
+    user_memories: bool | None = None,
+) -> ApiKey:
+    """Change which projects a key reaches, without a new key: replace the list (`set_to`), `add` to or
+    `remove` from it, or open it to every project (`all_projects`); and whether it reads user-wide
+    memories. Takes effect on the key's next request.
+
+    Removing a key's last project is refused rather than read as "every project": that widening must be
+    asked for by name (`all_projects`).
+    """
+    changes = [set_to is not None, bool(add), bool(remove), all_projects]
+    if sum(changes) > 1:
+        raise InvalidInput("give one of --set, --add, --remove or --all")
+    if sum(changes) == 0 and user_memories is None:
+        raise InvalidInput(
+            "say what to change: --set P …, --add P …, --remove P …, --all, or --user-memories / --no-user-memories"
+        )
+    with transaction.atomic():
+        key = ApiKey.objects.select_for_update().get(pk=api_key_find(ident=ident, action="change").pk)
+        current = set(key.projects) if key.projects is not None else None
+        if set_to is not None:
+            current = set(project_limit(set_to) or ())
+            if not current:
+                raise InvalidInput("--set needs at least one project; use --all to reach every project")
+        elif add or remove:
+            if current is None:
+                raise InvalidInput("this key reaches every project; limit it with --set P … first")
+            if add:
+                current |= set(project_limit(add) or ())
+            current -= set(project_limit(remove) or ())
+            if not current:
+                raise InvalidInput(
+                    "that would remove the key's last project; use --all to open it to every project, "
+                    "or revoke the key"
+                )
+        elif all_projects:
+            current = None
+        key.projects = sorted(current) if current is not None else None
+        if user_memories is not None:
+            key.user_memories = user_memories
+        key.save(update_fields=["projects", "user_memories"])
     return key
 
 

@@ -7,6 +7,7 @@ the server is not the only thing that ever writes to this database (imports, psq
 import uuid
 from datetime import datetime
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -59,8 +60,17 @@ def unexpired_sql(alias: str, now_param: str = "now") -> str:
     return f"({alias}.expires_at IS NULL OR {alias}.expires_at > %({now_param})s)"
 
 
-def served_sql(alias: str, now_param: str = "now") -> str:
-    return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
+def served_sql(alias: str, now_param: str = "now", *, history: bool = False) -> str:
+    """Served at `now_param`. With `history` (an `as_of` read), `now_param` is a past time and the test is
+    what was served then: active since before it (active_from) and not retired (ended_at) or expired by it.
+    A retired memory whose end is unknown (ended_at NULL, rows older than the column) counts as never
+    served, so history never shows more than was served."""
+    if not history:
+        return f"{alias}.status = '{Status.ACTIVE}' AND {unexpired_sql(alias, now_param)}"
+    return (
+        f"{alias}.active_from <= %({now_param})s AND ({alias}.ended_at > %({now_param})s "
+        f"OR ({alias}.ended_at IS NULL AND {alias}.status = '{Status.ACTIVE}')) AND {unexpired_sql(alias, now_param)}"
+    )
 
 
 # The generated search columns and the deduplication key: no view shows them (MemoryQuerySet.for_views).
@@ -113,6 +123,12 @@ class Memory(models.Model):
     created_at = models.DateTimeField(db_default=Now())
     # Kept current by the kenfold_touch_updated_at trigger, so raw SQL updates are stamped too.
     updated_at = models.DateTimeField(db_default=Now())
+    # When the memory was first served (created active, or approved) and when it stopped being served
+    # (superseded, forgotten, rejected): what recall and get_context's `as_of` read. Set by the
+    # kenfold_serving_interval trigger on every change of status, so every writer (consolidation, docs
+    # sync, imports, psql) records them; expiry needs no column, expires_at is its time.
+    active_from = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
 
     content_tsv = models.GeneratedField(
         expression=SearchTsVector(F("content"), F("attrs")), output_field=SearchVectorField(), db_persist=True
@@ -249,6 +265,12 @@ class ApiKey(models.Model):
     # The owner's own words for where the key is used ("laptop", "CI"), so two keys of one agent can be
     # told apart in listings; never used for identity.
     label = models.TextField(default="", db_default="", blank=True)
+    # The projects (normalized identities, kenfold_common.identity) the key may read and write; NULL for
+    # every project. Memories of other projects do not exist for it (memories.access).
+    projects = ArrayField(models.TextField(), null=True, blank=True)
+    # Whether the key reads user-wide memories (the owner's preferences); a project-limited key never
+    # writes them.
+    user_memories = models.BooleanField(default=True, db_default=True)
     created_at = models.DateTimeField(db_default=Now())
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -264,6 +286,10 @@ class ApiKey(models.Model):
             models.CheckConstraint(
                 condition=models.lookups.LessThanOrEqual(models.functions.Length("label"), 64),
                 name="api_key_label_length",
+            ),
+            # An empty list would read as "no project" to one reader and "every project" to another.
+            models.CheckConstraint(
+                condition=Q(projects__isnull=True) | ~Q(projects=[]), name="api_key_projects_not_empty"
             ),
         ]
         indexes = [models.Index(fields=["agent"], name="api_key_agent")]
@@ -377,3 +403,143 @@ class ContextSnapshot(models.Model):
             models.CheckConstraint(condition=~Q(scope=""), name="context_snapshot_scope_not_empty"),
         ]
         indexes = [models.Index(fields=["expires_at"], name="context_snapshot_expires_at")]
+
+
+class CredentialQuota(models.Model):
+    """The owner's own write quotas for one credential (`key:<id>` or `grant:<id>`), over the defaults.
+
+    Keyed by the credential string rather than a column on each credential table: keys and OAuth grants
+    live in different apps, and one table lets the quota check read both with one lookup. NULL means the
+    default (KENFOLD_QUOTA_WRITES_PER_MINUTE, KENFOLD_QUOTA_MEMORIES_PER_DAY), 0 means no limit.
+    """
+
+    credential = models.TextField(primary_key=True)
+    writes_per_minute = models.IntegerField(null=True, blank=True)
+    memories_per_day = models.IntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        db_table = "credential_quota"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(credential__regex=r"^(key|grant):.+$"), name="credential_quota_credential_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(writes_per_minute__isnull=True) | Q(writes_per_minute__gte=0),
+                name="credential_quota_writes_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(memories_per_day__isnull=True) | Q(memories_per_day__gte=0),
+                name="credential_quota_memories_non_negative",
+            ),
+        ]
+
+
+class QuotaCounter(models.Model):
+    """How much one credential wrote in one fixed window (a UTC minute for writes, a UTC day for memories).
+
+    Counted in PostgreSQL, inside the write's own transaction (memories.quotas), so every server process
+    on the database shares the count and a refused write leaves no trace. `quota` is the limit in force
+    at the last count, so the dashboard can say who is near it without recomputing overrides.
+    """
+
+    pk = models.CompositePrimaryKey("credential", "kind", "window_start")
+    credential = models.TextField()
+    kind = models.TextField()
+    window_start = models.DateTimeField()
+    count = models.IntegerField()
+    quota = models.IntegerField()
+
+    class Meta:
+        db_table = "quota_counter"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["writes", "memories"]), name="quota_counter_kind_valid"
+            ),
+            models.CheckConstraint(condition=Q(count__gte=0), name="quota_counter_count_non_negative"),
+        ]
+
+
+class MemoryAction(models.TextChoices):
+    CREATED = "created"
+    SUPERSEDED = "superseded"
+    FORGOTTEN = "forgotten"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    REDACTED = "redacted"
+    IMPORTED = "imported"
+    RESUMED = "resumed"
+
+
+class MemoryEvent(models.Model):
+    """One change to one memory: who (agent and credential), what, when (the audit trail).
+
+    `memory_id` is not a foreign key: the trail of a memory outlives the row, and an import can record
+    events for rows it inserts in the same statement batch. `detail` holds ids and short reasons, never
+    content or credentials.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    memory_id = models.UUIDField()
+    action = models.TextField(choices=MemoryAction.choices)
+    agent = models.TextField()
+    credential = models.TextField(null=True, blank=True)
+    at = models.DateTimeField(db_default=Now())
+    detail = models.JSONField(default=dict, db_default=Value({}, output_field=models.JSONField()))
+
+    class Meta:
+        db_table = "memory_event"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=MemoryAction.values), name="memory_event_action_valid"
+            ),
+            models.CheckConstraint(condition=~Q(agent=""), name="memory_event_agent_not_empty"),
+        ]
+        indexes = [
+            models.Index(fields=["memory_id", "at"], name="memory_event_memory"),
+            models.Index(fields=["at"], name="memory_event_at"),
+            models.Index(
+                fields=["credential", "at"],
+                condition=Q(credential__isnull=False),
+                name="memory_event_credential",
+            ),
+        ]
+
+
+class ServedCall(models.Model):
+    """One recall or get_context answer: the memories it served, in rank order, and to whom.
+
+    Ids only, never content or the query: the table says which memories are read and used, not what
+    anyone asked. Kept KENFOLD_USAGE_DAYS and at most KENFOLD_USAGE_MAX_ROWS rows (memories.usage).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    served_at = models.DateTimeField()
+    tool = models.TextField()
+    agent = models.TextField()
+    # Caller.credential (`key:<id>`, `grant:<id>`); NULL for stdio and KENFOLD_AUTH=none.
+    credential = models.TextField(null=True, blank=True)
+    # The client's `_meta` kenfold/session_id (the session hook sends it), when known.
+    session_id = models.TextField(null=True, blank=True)
+    # Rank r is position r - 1.
+    memory_ids = ArrayField(models.UUIDField())
+    # The subset the agent reused: said by the session hook or by the agent (`used` on a later call).
+    used_ids = ArrayField(
+        models.UUIDField(), default=list, db_default=Value([], output_field=ArrayField(models.UUIDField()))
+    )
+
+    class Meta:
+        db_table = "served_call"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(tool__in=("recall", "get_context")), name="served_call_tool_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(used_ids__contained_by=F("memory_ids")), name="served_call_used_served"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["served_at"], name="served_call_served_at"),
+            # Marking a reuse looks up the caller's latest answers.
+            models.Index(F("agent"), F("id").desc(), name="served_call_agent_recent"),
+        ]

@@ -23,6 +23,8 @@ HANDOFF_KIND = "handoff"
 # A section of a project's documentation, stored by `kenfold docs sync` (projectdocs): attrs carry its
 # page's path, heading_path, chunk_index, file_hash and frontmatter fields.
 DOC_KIND = "doc"
+# The project's memory guidelines (KENFOLD.md): one active per project, served first by get_context.
+GUIDELINES_KIND = "guidelines"
 # MemoryEdge relations made from a page's `relates_to` frontmatter are this prefix and the relation type.
 DOC_RELATION_PREFIX = "relates_to:"
 

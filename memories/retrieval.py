@@ -145,6 +145,7 @@ def _vector_ranking(
     now: datetime,
     limit: int,
     text_chars: int | None,
+    history: bool,
 ) -> list[search.Hit]:
     """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
@@ -157,6 +158,7 @@ def _vector_ranking(
         limit=limit,
         max_distance=config["max_distance"] or embedder.max_distance,
         text_chars=text_chars,
+        history=history,
     )
 
 
@@ -179,9 +181,13 @@ def retrieve(
     types: list[str] | None,
     limit: int,
     options: SearchOptions | None = None,
+    as_of: datetime | None = None,
 ) -> list[MemoryView]:
+    """The `limit` best served memories of `scopes` for `query`. With `as_of` (a past time), among the
+    memories served then, scored as they would have been then (recency counts from `as_of`)."""
     options = options or SearchOptions()
-    now = options.now or clock.now()
+    now = as_of or options.now or clock.now()
+    history = as_of is not None
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
     embedders = providers.embedders() if options.vectors else []
@@ -216,6 +222,7 @@ def retrieve(
         "now": now,
         "limit": max(MIN_VECTOR_DEPTH, 3 * limit),
         "text_chars": text_chars,
+        "history": history,
     }
     cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
     with _search_slot() as alone:
@@ -249,6 +256,7 @@ def retrieve(
             limit=depth,
             field_weights=options.field_weights,
             text_chars=text_chars,
+            history=history,
         )
         nearest: list[list[search.Hit] | None] = []
         for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
@@ -270,7 +278,9 @@ def retrieve(
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = search.recent_memories(scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH)
+        recent = search.recent_memories(
+            scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH, history=history
+        )
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
     fused = ranking.fuse(rankings, k=config["rrf_k"])
     if not fused:
@@ -285,6 +295,7 @@ def retrieve(
                 now=now,
                 limit=depth,
                 field_weights=options.field_weights,
+                history=history,
             )
             rankings.append(Ranking(ranking.FEEDBACK, hits, config["feedback_weight"]))
             fused = ranking.fuse(rankings, k=config["rrf_k"])
@@ -324,7 +335,7 @@ def retrieve(
     rows: dict[UUID, Memory] = {}
     if reranker is not None:
         if options.graph:
-            _expand_graph(candidates, scopes=scopes, types=types, now=now)
+            _expand_graph(candidates, scopes=scopes, types=types, now=now, history=history)
         rows = search.memories_by_id(list(candidates))
         _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
     else:
@@ -419,14 +430,24 @@ def _feedback_query(query: str, fused: dict[UUID, float]) -> str:
 
 
 def _expand_graph(
-    candidates: dict[UUID, _Candidate], *, scopes: list[str], types: list[str] | None, now: datetime
+    candidates: dict[UUID, _Candidate],
+    *,
+    scopes: list[str],
+    types: list[str] | None,
+    now: datetime,
+    history: bool,
 ) -> None:
     """Bring in memories one edge from the best candidates: a summary brings its facts, a fact its summary
     and sibling facts. They enter with half of their seed's score and lift existing candidates a little."""
     seeds = sorted(candidates.values(), key=lambda c: -c.first)[:GRAPH_SEEDS]
     seed_scores = {seed.memory_id: seed.first for seed in seeds}
     neighbors = search.graph_neighbors(
-        seeds=list(seed_scores), scopes=scopes, types=types, now=now, limit=GRAPH_NEIGHBOR_LIMIT
+        seeds=list(seed_scores),
+        scopes=scopes,
+        types=types,
+        now=now,
+        limit=GRAPH_NEIGHBOR_LIMIT,
+        history=history,
     )
     for neighbor_id, seed_id in neighbors:
         candidate = candidates.setdefault(neighbor_id, _Candidate(neighbor_id))

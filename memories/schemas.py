@@ -117,6 +117,9 @@ class RecallOutput(BaseModel):
 
 
 class GetContextOutput(BaseModel):
+    guidelines: MemoryItem | None = Field(
+        None, description="the project's memory guidelines: what to remember here and how; follow them"
+    )
     preferences: list[MemoryItem]
     handoff: MemoryItem | None = None
     recent: list[MemoryItem]
@@ -137,7 +140,8 @@ class GetContextOutput(BaseModel):
     def sent_items(self) -> list[MemoryItem]:
         """Every memory of the answer, in the order the sections are filled."""
         handoff = [self.handoff] if self.handoff else []
-        return [*self.preferences, *handoff, *self.recent, *self.project, *self.relevant]
+        guidelines = [self.guidelines] if self.guidelines else []
+        return [*guidelines, *self.preferences, *handoff, *self.recent, *self.project, *self.relevant]
 
 
 class HandoffOutput(BaseModel):

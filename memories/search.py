@@ -19,7 +19,7 @@ from kenfold.db_functions import PgVector, model_rows, server_bound, sql_literal
 from memories import scope_indexes
 from memories.lexical import build_query, word_term
 from memories.models import NOT_IN_VIEWS, Memory, MemoryType, served_sql
-from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX, HANDOFF_KIND
+from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX, GUIDELINES_KIND, HANDOFF_KIND
 
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
 # dev.json full-text R@5 0.817 → 0.812, LoCoMo R@10 0.693 → 0.689 (2026-11-30).
@@ -204,6 +204,7 @@ def lexical_search(
     now: datetime,
     limit: int,
     field_weights: bool = True,
+    history: bool = False,
 ) -> list[UUID]:
     """The ids of lexical_hits, best first."""
     hits = lexical_hits(
@@ -214,6 +215,7 @@ def lexical_search(
         limit=limit,
         field_weights=field_weights,
         text_chars=0,
+        history=history,
     )
     return [hit.memory_id for hit in hits]
 
@@ -227,9 +229,10 @@ def lexical_hits(
     limit: int,
     field_weights: bool = True,
     text_chars: int | None = WHOLE_TEXT,
+    history: bool = False,
 ) -> list[Hit]:
     """Served memories of `scopes` matching any term of `query`, best first, with their text (cut at
-    `text_chars` characters; 0: none).
+    `text_chars` characters; 0: none). With `history`, those served at `now` (models.served_sql).
 
     Two vectors: the `simple` one (exact words, paths, Korean stems as prefixes) and the stemmed
     `english` one. Each query term is weighted by its inverse document frequency (BM25's idf), so a rare
@@ -265,7 +268,7 @@ def lexical_hits(
         "english_flags": [term.english for term in terms],
         "idfs": [term.idf for term in terms],
     }
-    live = served_sql("m")
+    live = served_sql("m", history=history)
     if types:
         live += " AND m.type = ANY(%(types)s)"
     parts = []
@@ -483,10 +486,11 @@ def vector_hits(
     limit: int,
     max_distance: float,
     text_chars: int | None = WHOLE_TEXT,
+    history: bool = False,
 ) -> list[Hit]:
     """vector_search's memories, nearest first, as Hits (the text cut at `text_chars` characters), read in
     the same statement: the vector rows carry none of it, so the nearest few are joined to their memories."""
-    conditions, params = _vector_conditions(types=types, now=now)
+    conditions, params = _vector_conditions(types=types, now=now, history=history)
     nearest = _nearest_sql(vector=vector, model=model, scopes=scopes, conditions=conditions, limit=limit)
     sql = f"""
         SELECT n.memory_id, {_text_sql("m", text_chars)}, m.type, m.created_at, m.code_state, n.distance
@@ -496,15 +500,28 @@ def vector_hits(
     return [Hit(*row[:5]) for row in _nearest_first(rows, distance=5) if float(row[5]) <= max_distance]
 
 
-def _vector_conditions(*, types: Sequence[str] | None, now: datetime) -> tuple[str, dict]:
-    conditions = served_sql("e")
+def _vector_conditions(
+    *, types: Sequence[str] | None, now: datetime, history: bool = False
+) -> tuple[str, dict]:
+    # The vector rows carry only the current status; what was served then is read from the memory.
+    conditions = (
+        f"EXISTS (SELECT 1 FROM memory h WHERE h.id = e.memory_id AND {served_sql('h', history=True)})"
+        if history
+        else served_sql("e")
+    )
     if types:
         conditions += " AND e.type = ANY(%(types)s)"
     return conditions, {"now": now, "types": list(types or [])}
 
 
 def graph_neighbors(
-    *, seeds: Sequence[UUID], scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+    *,
+    seeds: Sequence[UUID],
+    scopes: Sequence[str],
+    types: Sequence[str] | None,
+    now: datetime,
+    limit: int,
+    history: bool = False,
 ) -> list[tuple[UUID, UUID]]:
     """Live memories one edge away from a seed (either direction), plus siblings: memories derived from
     the same session summary as a seed. Returns (neighbor, seed) pairs, newest neighbors first."""
@@ -523,7 +540,7 @@ def graph_neighbors(
         SELECT links.neighbor, links.seed
         FROM links JOIN memory m ON m.id = links.neighbor
         WHERE NOT (links.neighbor = ANY(%(seeds)s))
-          AND {served_sql("m")}
+          AND {served_sql("m", history=history)}
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
         ORDER BY m.created_at DESC, m.id DESC
@@ -565,7 +582,7 @@ def vector_similar(
 
 
 def recent_memories(
-    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int
+    *, scopes: Sequence[str], types: Sequence[str] | None, now: datetime, limit: int, history: bool = False
 ) -> list[UUID]:
     """The newest live memories of `scopes`, session summaries and handoffs first within a day.
 
@@ -576,7 +593,7 @@ def recent_memories(
     sql = f"""
         SELECT m.id
         FROM memory m
-        WHERE {served_sql("m")}
+        WHERE {served_sql("m", history=history)}
           AND m.scope = ANY(%(scopes)s)
           {type_filter}
         ORDER BY date_trunc('day', m.created_at) DESC, (m.type IN ('episodic', 'temporary')) DESC,
@@ -688,26 +705,41 @@ class ContextSections:
     handoff: Memory | None
     recent: list[Memory]
     rules: list[Memory]
+    guidelines: Memory | None = None
 
 
 def context_sections(
-    *, scope: str, scopes: Sequence[str], now: datetime, limit: int, recent: int, rules: bool
+    *,
+    scope: str,
+    scopes: Sequence[str],
+    now: datetime,
+    limit: int,
+    recent: int,
+    rules: bool,
+    history: bool = False,
 ) -> ContextSections:
     """The served preferences of `scopes`, the open (not yet resumed) handoff, the `recent` newest
-    session summaries and, with `rules`, the project rules (doc sections apart) of `scope`, in one
-    statement: each section is an ordered index scan cut at its limit, as its own query was.
+    session summaries and, with `rules`, the project's guidelines and rules (doc sections apart) of
+    `scope`, in one statement: each section is an ordered index scan cut at its limit, as its own query
+    was. With `history`, the sections as they were served at `now` (a handoff resumed after it was open).
 
     Preferences are read per scope and merged here: `scope IN (...)` has no ordered index path, so one
     scan over both scopes sorts every preference (124 ms at a million memories).
     """
-    served = served_sql("m")
+    served = served_sql("m", history=history)
     newest = "ORDER BY m.created_at DESC, m.id DESC"
     params: dict = {
         "now": now,
         "scope": scope,
         "handoff": Jsonb({"kind": HANDOFF_KIND}),
         "doc": Jsonb({"kind": DOC_KIND}),
+        "guidelines": Jsonb({"kind": GUIDELINES_KIND}),
     }
+    open_handoff = (
+        "(NOT m.attrs ? 'resumed_at' OR (m.attrs->>'resumed_at')::timestamptz > %(now)s)"
+        if history
+        else "NOT m.attrs ? 'resumed_at'"
+    )
     parts = []
     for index, one_scope in enumerate(scopes):
         params[f"scope_{index}"] = one_scope
@@ -717,7 +749,7 @@ def context_sections(
         )
     parts.append(
         f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.TEMPORARY}' AND m.scope = %(scope)s "
-        "AND m.attrs @> %(handoff)s AND NOT m.attrs ? 'resumed_at' "
+        f"AND m.attrs @> %(handoff)s AND {open_handoff} "
         f"{newest} LIMIT 1"
     )
     parts.append(
@@ -727,16 +759,22 @@ def context_sections(
     if rules:
         parts.append(
             f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.PROJECT}' AND m.scope = %(scope)s "
-            f"AND NOT m.attrs @> %(doc)s {newest} LIMIT {int(limit)}"
+            f"AND NOT m.attrs @> %(doc)s AND NOT m.attrs @> %(guidelines)s {newest} LIMIT {int(limit)}"
+        )
+        parts.append(
+            f"SELECT m.id FROM memory m WHERE {served} AND m.type = '{MemoryType.PROJECT}' AND m.scope = %(scope)s "
+            f"AND m.attrs @> %(guidelines)s {newest} LIMIT 1"
         )
     union = " UNION ALL ".join(f"({part})" for part in parts)
     rows = model_rows(Memory, f"WHERE id IN ({union})", params, defer=NOT_IN_VIEWS)
     rows.sort(key=lambda memory: (memory.created_at, memory.id), reverse=True)
     of_type = {kind: [memory for memory in rows if memory.type == kind] for kind in MemoryType.values}
     handoffs = of_type[MemoryType.TEMPORARY]
+    guidelines = [m for m in of_type[MemoryType.PROJECT] if (m.attrs or {}).get("kind") == GUIDELINES_KIND]
     return ContextSections(
         preferences=of_type[MemoryType.PREFERENCE][:limit],
         handoff=handoffs[0] if handoffs else None,
         recent=of_type[MemoryType.EPISODIC],
-        rules=of_type[MemoryType.PROJECT],
+        rules=[m for m in of_type[MemoryType.PROJECT] if m not in guidelines],
+        guidelines=guidelines[0] if guidelines else None,
     )

@@ -18,7 +18,8 @@ from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.secrets import redact_secrets
-from memories import extensions, search
+from memories import access, extensions, multi_query, search
+from memories.history import parse_as_of
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import memory_view, view_hash
 from memories.retrieval import SearchOptions, retrieve
@@ -41,6 +42,10 @@ MIN_BUDGET_TOKENS = 200
 MAX_BUDGET_TOKENS = 32000
 RECENT_SESSIONS = 3
 RECENT_CONTENT_CHARS = 800
+# The most of a get_context budget the project's guidelines may take: longer guidelines are cut (with a
+# note saying how to read them whole), so the memories after them always keep half of the room.
+GUIDELINES_SHARE = 0.5
+GUIDELINES_CUT_NOTE = '\n\n[… cut to fit the budget; recall with ids=["{id}"] reads the whole guidelines]'
 SECTION_LIMIT = 50
 MAX_RELATED_DEPTH = 3
 # Projects a tool answer lists: enough for one person's repositories, short enough to cost few tokens.
@@ -79,6 +84,18 @@ def read_scopes(project: str | None) -> list[str]:
     return [USER_SCOPE] if scope == USER_SCOPE else [USER_SCOPE, scope]
 
 
+def caller_read_scopes(*, caller: Caller, project: str | None) -> tuple[str, list[str]]:
+    """The scope of `project` and the scopes a read of it covers, as far as the caller may read them.
+
+    A project outside a limited credential's projects is refused (memories.access); without a project,
+    a credential kept from user-wide memories reads nothing but still gets the list of its projects.
+    """
+    scope = scope_for_project(project)
+    if scope != USER_SCOPE:
+        access.require_scope(caller=caller, scope=scope, write=False)
+    return scope, access.readable_scopes(caller, read_scopes(project))
+
+
 def _clean_query(text: str | None, *, field: str, required: bool) -> str:
     query = (text or "").replace("\x00", " ").strip()[:MAX_QUERY_CHARS]
     if required and not query:
@@ -110,45 +127,84 @@ def memory_recall(
     *,
     caller: Caller,
     query: str | None = None,
+    queries: list[str] | None = None,
     ids: list[str] | None = None,
     known_hashes: dict[str, str] | None = None,
     types: list[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
     related_depth: int | None = None,
+    as_of: str | None = None,
     options: SearchOptions | None = None,
 ) -> RecallOutput:
-    """Search memory in natural language (`query`), the project's and user-wide memories, best first; or
-    load exact memories by `ids` (memories_load).
+    """Search memory in natural language (`query`, or 2-5 phrasings of one question in `queries`, each
+    searched and the answers fused: memories.multi_query), the project's and user-wide memories, best
+    first; or load exact memories by `ids` (memories_load).
 
     With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
-    `relates_to`, up to that many hops. `options` switches pipeline stages off for the evaluation
-    harness; agents always get the full pipeline.
+    `relates_to`, up to that many hops. With `as_of`, the search reads the memories served at that past
+    time (memories.history). `options` switches pipeline stages off for the evaluation harness; agents
+    always get the full pipeline.
     """
     if ids is not None or known_hashes is not None:
-        if query is not None or types or limit:
+        if query is not None or queries is not None or types or limit:
             raise InvalidInput(
                 "pass either query (to search) or ids (to load those memories), not both; types and limit "
                 "apply to a search only"
             )
-        return memories_load(ids=ids or [], known_hashes=known_hashes, project=project)
-    if query is None:
+        if as_of is not None:
+            raise InvalidInput("as_of applies to a search only: pass query with as_of, or ids without it")
+        return memories_load(caller=caller, ids=ids or [], known_hashes=known_hashes, project=project)
+    if query is not None and queries is not None:
+        raise InvalidInput(
+            "pass query (one question) or queries (several phrasings of one question), not both"
+        )
+    if query is None and queries is None:
         raise InvalidInput("pass query to search memory, or ids to load memories you know the ids of")
-    cleaned = _clean_query(query, field="query", required=True)
+    phrasings = _phrasings(query, queries)
     if related_depth is not None and not 0 <= related_depth <= MAX_RELATED_DEPTH:
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
-    views = retrieve(
-        query=cleaned, scopes=read_scopes(project), types=_types(types), limit=_limit(limit), options=options
-    )
+    moment = parse_as_of(as_of, now=clock.now())
+    scope, scopes = caller_read_scopes(caller=caller, project=project)
+    wanted_types, wanted = _types(types), _limit(limit)
+
+    def retrieve_one(text: str, depth: int) -> list[MemoryView]:
+        return retrieve(
+            query=text, scopes=scopes, types=wanted_types, limit=depth, options=options, as_of=moment
+        )
+
+    if not scopes:
+        # A credential limited away from everything asked for reads nothing (memories.access).
+        views = []
+    elif len(phrasings) == 1:
+        views = retrieve_one(phrasings[0], wanted)
+    else:
+        views = multi_query.retrieve_many(queries=phrasings, limit=wanted, retrieve_one=retrieve_one)
     if related_depth:
         _attach_related(views, depth=related_depth)
     projects, hint = project_guide(
-        scope=scope_for_project(project),
+        caller=caller,
+        scope=scope,
         now=clock.now(),
         user_wide_listing=False,
         found_scopes={view.scope for view in views},
     )
     return RecallOutput(memories=views, projects=projects, hint=hint)
+
+
+def _phrasings(query: str | None, queries: list[str] | None) -> list[str]:
+    """The question's phrasings, cleaned, each once (two that clean to the same text are one search)."""
+    if queries is None:
+        return [_clean_query(query, field="query", required=True)]
+    if not multi_query.MIN_QUERIES <= len(queries) <= multi_query.MAX_QUERIES:
+        raise InvalidInput(
+            f"queries takes {multi_query.MIN_QUERIES} to {multi_query.MAX_QUERIES} phrasings of one "
+            "question; for a single one pass query"
+        )
+    cleaned = [
+        _clean_query(text, field=f"queries[{index}]", required=True) for index, text in enumerate(queries)
+    ]
+    return list(dict.fromkeys(cleaned))
 
 
 def _attach_related(views: list[MemoryView], *, depth: int) -> None:
@@ -193,13 +249,14 @@ def related_docs(*, scope: str, path: str, depth: int, now: datetime) -> list[Re
 
 
 def memories_load(
-    *, ids: list[str], known_hashes: dict[str, str] | None = None, project: str | None = None
+    *, caller: Caller, ids: list[str], known_hashes: dict[str, str] | None = None, project: str | None = None
 ) -> RecallOutput:
     """Exact load: the memories with these ids, whole, in the order asked, each with its content_hash.
 
     No search, embedding or ranking. An id that is not served in the project or user-wide (unknown,
     forgotten, superseded, expired, or another project's: these look alike, so no other scope's ids
-    leak) is listed in `missing`, never silently dropped. A memory whose hash the caller already holds
+    leak, nor any memory outside a limited credential's projects) is listed in `missing`, never silently
+    dropped. A memory whose hash the caller already holds
     (`known_hashes`) comes back as a reference with `changed: false`.
     """
     if not ids:
@@ -209,6 +266,7 @@ def memories_load(
     wanted = list(
         dict.fromkeys(str(parse_memory_id(value, field=f"ids[{i}]")) for i, value in enumerate(ids))
     )
+    _scope, scopes = caller_read_scopes(caller=caller, project=project)
     known = {}
     for key, value in (known_hashes or {}).items():
         memory_id = str(parse_memory_id(key, field="known_hashes"))
@@ -217,7 +275,7 @@ def memories_load(
         known[memory_id] = value
     found = {
         str(memory.id): memory
-        for memory in Memory.objects.served(clock.now()).filter(id__in=wanted, scope__in=read_scopes(project))
+        for memory in Memory.objects.served(clock.now()).filter(id__in=wanted, scope__in=scopes)
     }
     views = extensions.views_presented([memory_view(found[key]) for key in wanted if key in found])
     memories: list[MemoryItem] = []
@@ -302,6 +360,18 @@ def _recent_view(memory: Memory) -> MemoryView:
     return view
 
 
+def _guidelines_view(memory: Memory, *, share: int) -> MemoryView:
+    """The guidelines as served first: whole when they fit `share` tokens, else cut to fit with a note."""
+    view = memory_view(memory)
+    if estimate_tokens(view) <= share:
+        return view
+    note = GUIDELINES_CUT_NOTE.format(id=view.id)
+    # estimate_tokens counts about three bytes per token after 40 tokens of framing.
+    room = max(0, (share - 40) * 3 - len(view.scope.encode()) - len(note.encode()))
+    view.content = view.content.encode()[:room].decode(errors="ignore").rstrip() + note
+    return view
+
+
 def context_get(
     *,
     caller: Caller,
@@ -309,18 +379,20 @@ def context_get(
     project: str | None = None,
     budget_tokens: int | None = None,
     held: dict[str, str] | None = None,
+    as_of: datetime | None = None,
 ) -> GetContextOutput:
     """Everything an agent should know at the start of a task, within a token budget.
 
-    With `held` (what an earlier answer left the agent holding, memories.delta), memories it holds
-    unchanged come as references and `removed` lists those it holds that are no longer served.
+    The project's guidelines come first, within GUIDELINES_SHARE of the budget. With `held` (what an
+    earlier answer left the agent holding, memories.delta), memories it holds unchanged come as
+    references and `removed` lists those it holds that are no longer served. With `as_of` (a past time),
+    the context as it was served then.
     """
     budget = _budget(budget_tokens)
-    scope = scope_for_project(project)
-    scopes = read_scopes(project)
+    scope, scopes = caller_read_scopes(caller=caller, project=project)
     task_query = _clean_query(task, field="task", required=False)
     packer = _Packer(budget, held or {})
-    now = clock.now()
+    now = as_of or clock.now()
     served = Memory.objects.served(now).for_views()
     removed = None
     if held is not None:
@@ -332,16 +404,28 @@ def context_get(
         # Sent like references, so paid for like them.
         packer.spend(sum((len(key) // 3 + 4) for key in removed))
 
-    sections = search.context_sections(
-        scope=scope,
-        scopes=scopes,
-        now=now,
-        limit=SECTION_LIMIT,
-        recent=RECENT_SESSIONS,
-        rules=scope != USER_SCOPE,
+    # Without a project, a credential kept from user-wide memories gets none of the scope's sections.
+    sections = (
+        search.context_sections(
+            scope=scope,
+            scopes=scopes,
+            now=now,
+            limit=SECTION_LIMIT,
+            recent=RECENT_SESSIONS,
+            rules=scope != USER_SCOPE,
+            history=as_of is not None,
+        )
+        if scope in scopes
+        else search.ContextSections(preferences=[], handoff=None, recent=[], rules=[])
     )
     handoff = sections.handoff
+    guidelines = sections.guidelines
     output = GetContextOutput(
+        guidelines=(
+            (packer.take([_guidelines_view(guidelines, share=int(budget * GUIDELINES_SHARE))]) or [None])[0]
+            if guidelines
+            else None
+        ),
         preferences=packer.take([memory_view(m) for m in sections.preferences]),
         handoff=(packer.take([memory_view(handoff)]) or [None])[0] if handoff else None,
         recent=packer.take([_recent_view(m) for m in sections.recent]),
@@ -355,13 +439,22 @@ def context_get(
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
     relevant = (
-        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT) if task_query else []
+        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT, as_of=as_of)
+        if task_query and scopes
+        else []
     )
     output.relevant = packer.take(relevant)
     output.truncated = packer.truncated or None
     output.removed = removed
-    found = [*sections.preferences, *([handoff] if handoff else []), *sections.recent, *sections.rules]
+    found = [
+        *sections.preferences,
+        *([handoff] if handoff else []),
+        *sections.recent,
+        *sections.rules,
+        *([guidelines] if guidelines else []),
+    ]
     output.projects, output.hint = project_guide(
+        caller=caller,
         scope=scope,
         now=now,
         user_wide_listing=True,
@@ -370,13 +463,17 @@ def context_get(
     return output
 
 
-def project_list(*, now: datetime, limit: int = PROJECTS_LISTED) -> list[ProjectView]:
+def project_list(
+    *, now: datetime, limit: int = PROJECTS_LISTED, caller: Caller | None = None
+) -> list[ProjectView]:
     """Projects with active memories, most recently written first: what a client without a git remote
-    (ChatGPT, claude.ai) can pass as `project`."""
+    (ChatGPT, claude.ai) can pass as `project`; for a project-limited `caller`, only its projects."""
+    projects = Memory.objects.served(now).filter(scope__startswith=PROJECT_SCOPE_PREFIX)
+    visible = access.project_scopes_visible(caller) if caller is not None else None
+    if visible is not None:
+        projects = projects.filter(scope__in=visible)
     rows = (
-        Memory.objects.served(now)
-        .filter(scope__startswith=PROJECT_SCOPE_PREFIX)
-        .order_by()
+        projects.order_by()
         .values("scope")
         .annotate(memories=Count("id"), last_written_at=Max("created_at"))
         .order_by("-last_written_at", "scope")[:limit]
@@ -418,7 +515,7 @@ def _counted(project: ProjectView) -> str:
 
 
 def project_guide(
-    *, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
+    *, caller: Caller, scope: str, now: datetime, user_wide_listing: bool, found_scopes: set[str]
 ) -> tuple[list[ProjectView] | None, str | None]:
     """The known projects and a hint for the model, when what it asked for may not be what it meant.
 
@@ -431,7 +528,7 @@ def project_guide(
     if scope == USER_SCOPE:
         if not user_wide_listing:
             return None, None
-        listed = project_list(now=now)
+        listed = project_list(now=now, caller=caller)
         if not listed:
             return None, None
         return listed, (
@@ -442,7 +539,7 @@ def project_guide(
     if scope in found_scopes or Memory.objects.served(now).filter(scope=scope).exists():
         return None, None
     name = scope.removeprefix(PROJECT_SCOPE_PREFIX)
-    known = project_list(now=now, limit=PROJECTS_MATCHED)
+    known = project_list(now=now, limit=PROJECTS_MATCHED, caller=caller)
     if not known:
         return None, (
             f'Kenfold holds no memories for project "{name}" yet, and none for any other project; '

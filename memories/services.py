@@ -7,7 +7,8 @@ it writes, so bad input changes nothing, and owns its transaction.
 
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet, Value
@@ -19,19 +20,24 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
-from kenfold_common.identity import SESSION_ID_META_KEY, scope_for_project
+from kenfold_common.identity import SESSION_ID_META_KEY, USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import delta, extensions, providers, search, selectors
+from memories import access, delta, extensions, providers, search, selectors, usage
+from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
-from memories.models import LIVE_STATUSES, Memory, MemoryType, Status, Trust
-from memories.presenters import HANDOFF_KIND, memory_view
+from memories.history import parse_as_of
+from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
+from memories.presenters import GUIDELINES_KIND, HANDOFF_KIND, memory_view
+from memories.quotas import quota_charge
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
     HandoffOutput,
+    MemoryItem,
     MemoryView,
+    RecallOutput,
     RememberOutput,
     ResumeOutput,
 )
@@ -206,6 +212,7 @@ def memory_remember(
         content, field="content", limit=MAX_CONTENT_CHARS, advice="Store one self-contained fact per memory"
     )
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     if type is not None and type not in MemoryType.values:
         raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
     ttl = _ttl(ttl_seconds, maximum=MAX_TTL)
@@ -301,10 +308,12 @@ def _remember_superseding(
             .filter(pk=target_id)
             .first()
         )
+        unknown = NotFound(
+            f"supersedes: memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+        )
         if target is None:
-            raise NotFound(
-                f"supersedes: memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
-            )
+            raise unknown
+        access.require_memory(caller=caller, scope=target.scope, not_found=unknown, write=True)
         if target.scope != scope:
             raise InvalidInput(
                 f"supersedes: memory {target_id} is in scope {target.scope}, but this memory would be in {scope}; "
@@ -318,6 +327,9 @@ def _remember_superseding(
         type_source = "agent"
         if type is None:
             type, type_source = target.type, "superseded"
+        # A new version of the project's guidelines stays the guidelines once the owner approves it (a
+        # replacement of a memory the owner wrote is always proposed: _needs_review).
+        kind = {"kind": GUIDELINES_KIND} if (target.attrs or {}).get("kind") == GUIDELINES_KIND else {}
         if type == target.type and target.same_content:
             # Replacing a statement with itself changes nothing.
             return RememberOutput(
@@ -330,7 +342,7 @@ def _remember_superseding(
             scope=scope,
             ttl=ttl,
             session_id=session_id,
-            attrs={"type_source": type_source},
+            attrs={"type_source": type_source} | kind,
             supersedes=target,
         )
     return _remember_output(memory)
@@ -350,6 +362,8 @@ def _insert(
     now = clock.now()
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
+    # Every other lock of the write is taken by now (the module doc of memories.quotas says why it matters).
+    quota_charge(caller=caller, writes=1, memories=1)
     memory = Memory.objects.create(
         type=type,
         scope=scope,
@@ -368,7 +382,29 @@ def _insert(
     # A served replacement retires what it replaces; a proposed one leaves it serving until the owner
     # approves the new memory (memory_approve retires it then).
     if supersedes is not None and memory.status == Status.ACTIVE:
-        Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
+        retired = Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(
+            status=Status.SUPERSEDED, ended_at=now
+        )
+        # A handoff retired its predecessors itself (and recorded it); only a change here is recorded.
+        if retired:
+            audit_record(
+                action=MemoryAction.SUPERSEDED,
+                memory_ids=[supersedes.pk],
+                agent=caller.agent,
+                credential=caller.credential,
+                detail={"by": str(memory.pk)},
+            )
+    audit_record(
+        action=MemoryAction.CREATED,
+        memory_ids=[memory.pk],
+        agent=caller.agent,
+        credential=caller.credential,
+        detail={
+            "type": type,
+            "status": memory.status,
+            "supersedes": str(supersedes.pk) if supersedes else None,
+        },
+    )
     extensions.memory_inserted(memory)
     return memory
 
@@ -490,6 +526,7 @@ def handoff_create(
     reject_secrets(field="summary", text=summary)
     _reject_secret_session_id(session_id)
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     ttl = _ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
 
     with transaction.atomic():
@@ -498,7 +535,15 @@ def handoff_create(
             "-created_at", "-id"
         )
         newest = previous.first()
-        previous.update(status=Status.SUPERSEDED)
+        retired = list(previous.values_list("id", flat=True))
+        previous.update(status=Status.SUPERSEDED, ended_at=clock.now())
+        audit_record(
+            action=MemoryAction.SUPERSEDED,
+            memory_ids=retired,
+            agent=caller.agent,
+            credential=caller.credential,
+            detail={"reason": "a newer handoff"},
+        )
         memory = _insert(
             caller=caller,
             content=summary,
@@ -518,6 +563,7 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
     """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
     caller.require_write("resume")
     scope = scope_for_project(project)
+    access.require_scope(caller=caller, scope=scope, write=True)
     handoff = (
         _handoffs(Memory.objects.served(clock.now()).for_views(), scope)
         .order_by("-created_at", "-id")
@@ -533,6 +579,13 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
                    WHERE id = %s AND NOT attrs ? 'resumed_at'""",
                 [clock.now().isoformat(), caller.agent, handoff.id],
             )
+            if cursor.rowcount:
+                audit_record(
+                    action=MemoryAction.RESUMED,
+                    memory_ids=[handoff.id],
+                    agent=caller.agent,
+                    credential=caller.credential,
+                )
         handoff.refresh_from_db(fields=["attrs"])
     except Exception:
         log.warning(
@@ -552,9 +605,9 @@ def _deletion_record(*, by: str, reason: str | None) -> dict[str, str]:
 def _mark_deleted(*, memory_id: uuid.UUID, record: dict[str, str]) -> bool:
     """Soft-delete a memory not yet deleted, adding `record` to its attrs; whether a row changed."""
     changed = server_bound(
-        f"UPDATE memory SET status = '{Status.DELETED}', attrs = coalesce(attrs, '{{}}'::jsonb) || %(record)s::jsonb "
-        f"WHERE id = %(id)s AND status <> '{Status.DELETED}' RETURNING id",
-        {"id": memory_id, "record": Jsonb(record)},
+        f"UPDATE memory SET status = '{Status.DELETED}', attrs = coalesce(attrs, '{{}}'::jsonb) || %(record)s::jsonb, "
+        f"ended_at = %(now)s WHERE id = %(id)s AND status <> '{Status.DELETED}' RETURNING id",
+        {"id": memory_id, "record": Jsonb(record), "now": clock.now()},
         prepare=True,
     )
     return bool(changed)
@@ -566,13 +619,27 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     target_id = parse_memory_id(memory_id)
     reason = _clean_reason(reason)
     record = _deletion_record(by=caller.agent, reason=reason)
-    # One statement, atomic by itself: a memory already deleted keeps its first deletion's who and why.
-    if not _mark_deleted(memory_id=target_id, record=record):
-        exists = Memory.objects.filter(pk=target_id).exists()
-        if not exists:
-            raise NotFound(
-                f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+    unknown = NotFound(
+        f"memory {target_id} does not exist (use an id returned by remember, recall, or get_context)"
+    )
+    if caller.projects is not None or not caller.user_memories:
+        # A memory's scope never changes, so reading it first leaves no window for the check to go stale.
+        scope = Memory.objects.filter(pk=target_id).values_list("scope", flat=True).first()
+        access.require_memory(caller=caller, scope=scope, not_found=unknown, write=True)
+    with transaction.atomic():
+        # One statement: a memory already deleted keeps its first deletion's who and why.
+        if _mark_deleted(memory_id=target_id, record=record):
+            audit_record(
+                action=MemoryAction.FORGOTTEN,
+                memory_ids=[target_id],
+                agent=caller.agent,
+                credential=caller.credential,
+                detail={"reason": reason},
             )
+        elif not Memory.objects.filter(pk=target_id).exists():
+            raise unknown
+        # After the memory row's lock, like every write (memories.quotas).
+        quota_charge(caller=caller, writes=1)
     return ForgetOutput(id=str(target_id), status=Status.DELETED)
 
 
@@ -602,11 +669,19 @@ def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = 
                     )
                 memory.supersedes = old
             if old is not None and old.status == Status.ACTIVE:
-                Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED)
+                Memory.objects.filter(pk=old.pk).update(status=Status.SUPERSEDED, ended_at=clock.now())
+                audit_record(
+                    action=MemoryAction.SUPERSEDED,
+                    memory_ids=[old.pk],
+                    agent=actor,
+                    detail={"by": str(memory.pk)},
+                )
         memory.status = Status.ACTIVE
         memory.trust = Trust.USER
+        memory.active_from = clock.now()
         memory.attrs = (memory.attrs or {}) | {"approved_by": actor}
-        memory.save(update_fields=["status", "trust", "supersedes", "attrs"])
+        memory.save(update_fields=["status", "trust", "supersedes", "attrs", "active_from"])
+        audit_record(action=MemoryAction.APPROVED, memory_ids=[memory.pk], agent=actor)
     return memory
 
 
@@ -625,6 +700,9 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
         memory.status = Status.DELETED
         memory.attrs = (memory.attrs or {}) | _deletion_record(by=actor, reason=reason)
         memory.save(update_fields=["status", "attrs"])
+        audit_record(
+            action=MemoryAction.REJECTED, memory_ids=[memory.pk], agent=actor, detail={"reason": reason}
+        )
     return memory
 
 
@@ -642,8 +720,14 @@ def context_deliver(
     project: str | None = None,
     budget_tokens: int | None = None,
     state: str | None = None,
+    as_of: str | None = None,
+    session_id: str | None = None,
+    used: list[str] | None = None,
 ) -> GetContextOutput:
     """get_context as agents call it: the context (selectors.context_get) and a `state` for the next call.
+
+    With `as_of`, the context as it was served at that past time, without a state: an agent holding a
+    past answer does not hold what is served now, so it must never become the base of a delta.
 
     With `state`, memories the agent already holds unchanged come as references, and `removed` names
     those it holds that were retired since. The new state stands for everything the agent then holds:
@@ -654,7 +738,28 @@ def context_deliver(
     (read-only grants may call it) and nothing in the store changes.
     """
     now = clock.now()
+    reused = usage.parse_used(used)
     scope = scope_for_project(project)
+    if scope != USER_SCOPE:
+        # Before the state is read: a state must not tell a limited caller anything of another project.
+        access.require_scope(caller=caller, scope=scope, write=False)
+    moment = parse_as_of(as_of, now=now)
+    if moment is not None:
+        if state is not None:
+            raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
+        output = selectors.context_get(
+            caller=caller, task=task, project=project, budget_tokens=budget_tokens, as_of=moment
+        )
+        # Served, so recorded like any answer (memories.usage): the owner sees what agents read.
+        _record_usage(
+            caller=caller,
+            tool="get_context",
+            served=output.sent_items(),
+            session_id=session_id,
+            used=reused,
+            now=now,
+        )
+        return output
     held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
     output = selectors.context_get(
         caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held
@@ -671,4 +776,45 @@ def context_deliver(
         # the oldest entries go first (this answer's items were added last).
         holding = dict(list(holding.items())[-MAX_HELD_MEMORIES:])
     output.state = delta.save_state(scope=scope, held=holding, now=now)
+    _record_usage(
+        caller=caller,
+        tool="get_context",
+        served=output.sent_items(),
+        session_id=session_id,
+        used=reused,
+        now=now,
+    )
     return output
+
+
+def recall_deliver(
+    *, caller: Caller, session_id: str | None = None, used: list[str] | None = None, **arguments: Any
+) -> RecallOutput:
+    """recall as agents call it: selectors.memory_recall with these `arguments`, recorded as
+    served (memories.usage); `used` marks memories that earlier answers served and the agent reused.
+
+    Like get_context's state, the record is bookkeeping about the caller, so read-only grants may call it.
+    """
+    now = clock.now()
+    reused = usage.parse_used(used)
+    output = selectors.memory_recall(caller=caller, **arguments)
+    _record_usage(
+        caller=caller, tool="recall", served=output.memories, session_id=session_id, used=reused, now=now
+    )
+    return output
+
+
+def _record_usage(
+    *,
+    caller: Caller,
+    tool: str,
+    served: list[MemoryItem],
+    session_id: str | None,
+    used: list[uuid.UUID],
+    now: datetime,
+) -> None:
+    # Reuse first: it refers to earlier answers, never to the one being recorded.
+    usage.usage_mark_used(caller=caller, memory_ids=used, session_id=session_id, now=now)
+    usage.usage_record(
+        caller=caller, tool=tool, memory_ids=[item.id for item in served], session_id=session_id, now=now
+    )

@@ -2,12 +2,14 @@
 
 import logging
 
+from kenfold import clock
 from kenfold.db_functions import one_at_a_time
-from memories import providers
+from memories import extensions, providers
 from memories.embedding_store import backfill
 from memories.embeddings import Embedder
 from memories.extraction import extraction_run
 from memories.scope_indexes import build_scope_indexes
+from memories.usage import usage_prune
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +25,7 @@ def embeddings_backfill() -> str:
     """
     embedders = providers.embedders()
     if not embedders:
+        extensions.retrieval_changed(extensions.VECTORS_CURRENT)
         return "embeddings are off"
     # One run at a time across every worker: a run longer than the interval (a model switch at a million
     # memories) would otherwise meet the next one on another worker and pay to embed the same rows twice.
@@ -34,8 +37,10 @@ def embeddings_backfill() -> str:
 
 def _backfill(embedders: list[Embedder]) -> str:
     lines = []
+    remaining = 0
     for embedder in embedders:
         report = backfill(embedder=embedder)
+        remaining += report.remaining
         if report.embedded or report.failed:  # an idle worker runs this every five minutes: no news, no line
             log.info(
                 "embedding backfill",
@@ -44,6 +49,10 @@ def _backfill(embedders: list[Embedder]) -> str:
         lines.append(
             f"{embedder.name}: embedded {report.embedded}, failed {report.failed}, remaining {report.remaining}"
         )
+    if not remaining:
+        # Each run says so, whether or not it embedded anything: a switch back to a model whose vectors
+        # were kept needs no embedding, and is a switch all the same.
+        extensions.retrieval_changed(extensions.VECTORS_CURRENT)
     # After the vectors are written, so a scope that just grew past the thresholds gets its graph now.
     indexes = build_scope_indexes()
     if indexes.busy:
@@ -66,3 +75,11 @@ def extraction_drain() -> str:
         return "no chat model (KENFOLD_CHAT_URL) is configured"
     report = extraction_run(limit=10_000, budget_seconds=EXTRACTION_BUDGET_SECONDS)
     return f"processed {report.processed}, stored {report.stored}, failed {report.failed}"
+
+
+def usage_prune_old() -> str:
+    """Delete served-answer records older than KENFOLD_USAGE_DAYS (scheduled hourly; memories.usage)."""
+    deleted = usage_prune(now=clock.now())
+    if deleted:
+        log.info("usage records pruned", extra={"deleted": deleted})
+    return f"deleted {deleted} usage records"

@@ -10,6 +10,7 @@ replica sharing the database sees the same state.
 
 import uuid
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from oauth2_provider.settings import oauth2_settings
 
@@ -55,10 +56,20 @@ class OAuthGrant(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.CharField(max_length=100, blank=True, default="")
+    # The owner's choice on the consent page, as for API keys (memories.models.ApiKey): the projects the
+    # client may read and write (NULL: every project) and whether it reads user-wide memories.
+    projects = ArrayField(models.TextField(), null=True, blank=True)
+    user_memories = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         db_table = "oauth_grant"
         ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(projects__isnull=True) | ~models.Q(projects=[]),
+                name="oauth_grant_projects_not_empty",
+            )
+        ]
 
     @property
     def read_only(self) -> bool:

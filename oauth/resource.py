@@ -28,6 +28,9 @@ class TokenInfo:
     agent: str
     scopes: frozenset[str]
     client_id: str
+    # The owner's limit from the consent page (memories.access applies it).
+    projects: frozenset[str] | None = None
+    user_memories: bool = True
 
     @property
     def read_only(self) -> bool:
@@ -75,7 +78,7 @@ def verify_access_token(*, token: str) -> TokenInfo:
     )
     grant = (
         OAuthGrant.objects.filter(token_family__in=families, revoked_at__isnull=True)
-        .only("id", "agent", "last_used_at")
+        .only("id", "agent", "last_used_at", "projects", "user_memories")
         .first()
     )
     if grant is None:
@@ -86,4 +89,6 @@ def verify_access_token(*, token: str) -> TokenInfo:
         agent=grant.agent,
         scopes=frozenset(row.scope.split()),
         client_id=row.application.client_id,
+        projects=frozenset(grant.projects) if grant.projects is not None else None,
+        user_memories=grant.user_memories,
     )

@@ -33,6 +33,7 @@ from kenfold_common.errors import (
 )
 from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
 from kenfold_common.secrets import find_secrets, reject_secrets
+from memories.access import project_limit
 from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
@@ -96,6 +97,17 @@ def check_grant_agent(*, agent: str) -> None:
         )
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
     reject_secrets(field="The agent name", text=agent)
+
+
+def consent_projects(*, choice: str, listed: str) -> list[str] | None:
+    """The projects the owner limited a client to on the consent page (one per line), normalized as
+    agents' projects are; None when the owner chose every project."""
+    if choice != "some":
+        return None
+    projects = project_limit(listed.splitlines())
+    if projects is None:
+        raise InvalidInput("List at least one project, one per line, or choose all projects")
+    return projects
 
 
 def password_set(*, password: str) -> None:
@@ -212,8 +224,8 @@ def grant_list(*, include_revoked: bool = False) -> list[GrantRow]:
     ]
 
 
-def grant_revoke(*, ident: str) -> OAuthGrant:
-    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+def grant_find(*, ident: str) -> OAuthGrant:
+    """The grant with this id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
     ident = ident.strip().lower()
     if len(ident) < 4 or any(c not in "0123456789abcdef-" for c in ident):
         raise InvalidInput("give a grant id or at least its first 4 characters; see `oauth clients --all`")
@@ -222,7 +234,12 @@ def grant_revoke(*, ident: str) -> OAuthGrant:
         raise NotFound(f"no grant id starts with {ident}; see `oauth clients --all`")
     if len(candidates) > 1:
         raise InvalidInput(f"{len(candidates)} grants start with {ident}; give more of the id")
-    grant = candidates[0]
+    return candidates[0]
+
+
+def grant_revoke(*, ident: str) -> OAuthGrant:
+    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+    grant = grant_find(ident=ident)
     revoke_grant(grant=grant, reason="revoked by the owner")
     grant.refresh_from_db()
     return grant

@@ -121,6 +121,8 @@ class KenfoldValidator(OAuth2Validator):
         OAuthGrant.objects.create(
             application=grant.application,
             agent=request.kenfold_agent,
+            projects=request.kenfold_projects,
+            user_memories=request.kenfold_user_memories,
             scope=grant.scope,
             resource=settings.MCP_RESOURCE,
             code_checksum=digest,

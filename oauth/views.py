@@ -39,7 +39,14 @@ from oauth import tokens
 from oauth.models import OAuthGrant
 from oauth.resource import READ_SCOPE, WRITE_SCOPE
 from oauth.security import security_event
-from oauth.services import check_grant_agent, owner_user, password_check, revoke_grant, suggest_agent
+from oauth.services import (
+    check_grant_agent,
+    consent_projects,
+    owner_user,
+    password_check,
+    revoke_grant,
+    suggest_agent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -297,6 +304,9 @@ def _consent_page(
     problem: str = "",
     agent: str | None = None,
     access: str = "read",
+    projects_choice: str = "all",
+    projects: str = "",
+    user_memories: bool = True,
 ) -> HttpResponse:
     host = urlsplit(redirect_uri).hostname or ""
     name = _client_name(application)
@@ -310,6 +320,9 @@ def _consent_page(
         "access": access if write_offered else "read",
         "seal": seal,
         "problem": problem,
+        "projects_choice": projects_choice,
+        "projects": projects,
+        "user_memories": user_memories,
     }
     response = render(request, "oauth/consent.html", context, status=status)
     for header, value in CONSENT_HEADERS.items():
@@ -341,6 +354,11 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
 
     agent = (request.POST.get("agent") or "").strip()
     access = request.POST.get("access", "read")
+    # Absent fields keep the defaults (every project, user-wide memories readable), so a form without
+    # them (an older page still open) grants what it showed.
+    projects_choice = request.POST.get("projects_choice", "all")
+    projects_listed = request.POST.get("projects", "")
+    user_memories = "no_user_memories" not in request.POST
 
     def again(status: int, problem: str) -> HttpResponse:
         return _consent_page(
@@ -353,12 +371,16 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
             problem=problem,
             agent=agent,
             access=access,
+            projects_choice=projects_choice,
+            projects=projects_listed,
+            user_memories=user_memories,
         )
 
     try:
         check_grant_agent(agent=agent)
+        projects = consent_projects(choice=projects_choice, listed=projects_listed)
     except KenfoldError as exc:
-        return again(exc.status_code, exc.message)
+        return again(exc.status_code, exc.message[:1].upper() + exc.message[1:])
     if access not in ("read", "write") or (access == "write" and not sealed["write"]):
         return again(400, "This client did not ask for write access; choose read.")
     try:
@@ -382,14 +404,27 @@ def _authorize_post(request: HttpRequest) -> HttpResponse:
     server = get_oauthlib_core().server
     try:
         headers, _body, _status = server.create_authorization_response(
-            uri, http_method="GET", scopes=scopes, credentials={"user": owner_user(), "kenfold_agent": agent}
+            uri,
+            http_method="GET",
+            scopes=scopes,
+            credentials={
+                "user": owner_user(),
+                "kenfold_agent": agent,
+                "kenfold_projects": projects,
+                "kenfold_user_memories": user_memories,
+            },
         )
     except oauth_errors.FatalClientError:
         return _plain(400, "The client's registration changed during consent. Start the connection again.")
     except oauth_errors.OAuth2Error as exc:
         return _error_redirect(redirect_uri, exc.error, exc.description or exc.error, state)
     security_event(
-        "consent approved", client=application.client_id, agent=agent, access=access, remote=_remote(request)
+        "consent approved",
+        client=application.client_id,
+        agent=agent,
+        access=access,
+        projects=len(projects) if projects is not None else "all",
+        remote=_remote(request),
     )
     return HttpResponseRedirect(_with_iss(headers["Location"]))
 

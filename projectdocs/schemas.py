@@ -6,44 +6,69 @@ chunk holds no credential) the service checks, with messages of its own.
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenfold.openapi import DOC_PATH_FORMAT, PROJECT_DESCRIPTION, PROJECT_SCHEMA
+from kenfold_common.coderefs import MAX_PATH_CHARS
 from kenfold_common.docs import (
+    MAX_CHUNK_CHARS,
     MAX_CHUNKS_PER_FILE,
     MAX_DELETED_PER_SYNC,
     MAX_FIELD_CHARS,
     MAX_FILES_PER_SYNC,
     MAX_HEADING_DEPTH,
     MAX_LIST_ITEMS,
+    RELATION_PATTERN,
 )
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
+_DOC_PATH = {"format": DOC_PATH_FORMAT, "maxLength": MAX_PATH_CHARS}
+# The service's limits for a page's texts: no NUL character, at most MAX_FIELD_CHARS (a section's content
+# MAX_CHUNK_CHARS).
+_NO_NUL = "^[^\\u0000]*$"
+# A section's content also has a character that is not whitespace (Python's str.strip: the separators
+# U+001C-U+001F and U+0085 count as whitespace too).
+_NOT_BLANK = "^[^\\u0000]*[^\\s\\u0000\\u001c-\\u001f\\u0085][^\\u0000]*$"
+_FIELD_TEXT = {"type": "string", "maxLength": MAX_FIELD_CHARS, "pattern": _NO_NUL}
+_FIELD_LIST = {"items": _FIELD_TEXT}
 
 
 class DocRelation(BaseModel):
     model_config = _STRICT
 
-    path: str = Field(description="The related page, repository-relative.")
-    relation: str = Field("related", description="feeds_into, part_of, implements, ... (a lowercase word)")
+    path: str = Field(description="The related page, repository-relative.", json_schema_extra=_DOC_PATH)
+    relation: str = Field(
+        "related",
+        description="feeds_into, part_of, implements, ... (a lowercase word)",
+        json_schema_extra={"pattern": RELATION_PATTERN},
+    )
 
 
 class DocChunk(BaseModel):
     model_config = _STRICT
 
-    heading_path: list[str] = Field(default_factory=list, max_length=MAX_HEADING_DEPTH)
-    content: str
+    heading_path: list[str] = Field(
+        default_factory=list, max_length=MAX_HEADING_DEPTH, json_schema_extra=_FIELD_LIST
+    )
+    content: str = Field(json_schema_extra={"maxLength": MAX_CHUNK_CHARS, "pattern": _NOT_BLANK})
 
 
 class DocFile(BaseModel):
     model_config = _STRICT
 
-    path: str = Field(description="Repository-relative path of the Markdown file.")
-    file_hash: str = Field(description="SHA-256 of the file's bytes, 64 lowercase hex digits.")
-    title: str | None = None
-    tags: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    aliases: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    answers: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    description: str | None = Field(None, json_schema_extra={"maxLength": MAX_FIELD_CHARS})
+    path: str = Field(
+        description="Repository-relative path of the Markdown file.", json_schema_extra=_DOC_PATH
+    )
+    file_hash: str = Field(
+        description="SHA-256 of the file's bytes, 64 lowercase hex digits.",
+        json_schema_extra={"pattern": "^[0-9a-f]{64}$"},
+    )
+    title: str | None = Field(None, json_schema_extra={"anyOf": [_FIELD_TEXT, {"type": "null"}]})
+    tags: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS, json_schema_extra=_FIELD_LIST)
+    aliases: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS, json_schema_extra=_FIELD_LIST)
+    answers: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS, json_schema_extra=_FIELD_LIST)
+    description: str | None = Field(None, json_schema_extra={"anyOf": [_FIELD_TEXT, {"type": "null"}]})
     relates_to: list[DocRelation] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    chunks: list[DocChunk] = Field(max_length=MAX_CHUNKS_PER_FILE)
+    # At least one section; the service says so in its own words, so pydantic does not check it first.
+    chunks: list[DocChunk] = Field(max_length=MAX_CHUNKS_PER_FILE, json_schema_extra={"minItems": 1})
 
 
 class DocsSyncInput(BaseModel):
@@ -70,9 +95,13 @@ class DocsSyncInput(BaseModel):
         },
     )
 
-    project: str
+    project: str = Field(json_schema_extra=PROJECT_SCHEMA | {"description": PROJECT_DESCRIPTION})
     files: list[DocFile] = Field(default_factory=list, max_length=MAX_FILES_PER_SYNC)
-    deleted: list[str] = Field(default_factory=list, max_length=MAX_DELETED_PER_SYNC)
+    deleted: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_DELETED_PER_SYNC,
+        json_schema_extra={"items": {"type": "string"} | _DOC_PATH},
+    )
 
 
 class RefusedFile(BaseModel):

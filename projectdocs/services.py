@@ -8,6 +8,9 @@ kept), unchanged sections stay as they are, sections the page lost are retired a
 page's sections are retired as deleted. `relates_to` becomes typed edges (`relates_to:<type>`) from each
 section of a page to the first section of the page it names, rebuilt after every sync so that they
 always join the current sections.
+
+KENFOLD.md at the repository's root is not stored as sections: it becomes the project's memory
+guidelines (memories.guidelines), served first by get_context; deleting it clears them.
 """
 
 import logging
@@ -29,9 +32,12 @@ from kenfold_common.docs import (
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import extensions
-from memories.models import Memory, MemoryEdge, MemoryType, Status, Trust
+from memories import access, extensions
+from memories.audit import audit_record
+from memories.guidelines import GUIDELINES_FILE, guidelines_clear, guidelines_set
+from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
+from memories.quotas import quota_charge
 from memories.services import embed_committed_batch
 from projectdocs.schemas import DocFile, DocsSyncInput, DocsSyncOutput, RefusedFile
 
@@ -152,9 +158,13 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
     """
     caller.require_write("docs sync")
     scope = docs_scope(sync.project)
+    access.require_scope(caller=caller, scope=scope, write=True)
+    # A file sent twice as the same entry says nothing new (a client's retry, a list built twice): keep one.
+    # Two different entries for one path cannot both be the page, so that is refused.
+    sync.files = list({file.model_dump_json(): file for file in sync.files}.values())
     paths = [file.path for file in sync.files]
     if len(set(paths)) != len(paths):
-        raise InvalidInput("files lists a path more than once; send each file once")
+        raise InvalidInput("files lists a path more than once with different contents; send each file once")
     for index, file in enumerate(sync.files):
         _validate_file(index, file)
     for index, path in enumerate(sync.deleted):
@@ -189,10 +199,34 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
         xact_lock("docs sync", scope)
         current = _current_sections(scope=scope, paths=[*paths, *sync.deleted])
         for file in accepted:
+            if file.path == GUIDELINES_FILE:
+                try:
+                    _memory, changed = guidelines_set(
+                        project=sync.project,
+                        content="\n\n".join(chunk.content.strip() for chunk in file.chunks),
+                        actor=caller.agent,
+                        source="docs",
+                        file_hash=file.file_hash,
+                    )
+                except InvalidInput as error:
+                    # Too long or empty: refused alone, like a page holding a credential.
+                    output.refused.append(RefusedFile(path=file.path, error=error.message))
+                    continue
+                if changed:
+                    output.updated += 1
+                else:
+                    output.unchanged += 1
+                # Sections stored by a version that synced KENFOLD.md as a page: the guidelines replace them.
+                Memory.objects.filter(pk__in=[m.pk for m in current.get(file.path, [])]).update(
+                    status=Status.SUPERSEDED
+                )
+                continue
             created += _store_file(
                 caller=caller, scope=scope, file=file, old=current.get(file.path, []), output=output
             )
         for path in sync.deleted:
+            if path == GUIDELINES_FILE and guidelines_clear(project=sync.project, actor=caller.agent):
+                output.retired += 1
             sections = current.get(path, [])
             if sections:
                 for memory in sections:
@@ -202,8 +236,17 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
                         "forget_reason": RETIRED_REASON,
                     }
                 Memory.objects.bulk_update(sections, ["status", "attrs"])
+                audit_record(
+                    action=MemoryAction.FORGOTTEN,
+                    memory_ids=[m.pk for m in sections],
+                    agent=caller.agent,
+                    credential=caller.credential,
+                    detail={"reason": RETIRED_REASON},
+                )
                 output.retired += 1
         output.links = _rebuild_links(scope=scope, agent=caller.agent)
+        # Last, after the sync's own locks (memories.quotas): one write, and every section it created.
+        quota_charge(caller=caller, writes=1, memories=len(created))
     # After the commit, as remember does: no lock is held while a model embeds, and a failure leaves the
     # sections to the periodic backfill.
     embed_committed_batch(created)
@@ -267,10 +310,28 @@ def _store_file(
             created_at=now,
             updated_at=now,
         )
+        audit_record(
+            action=MemoryAction.CREATED,
+            memory_ids=[memory.pk],
+            agent=caller.agent,
+            credential=caller.credential,
+            detail={
+                "type": memory.type,
+                "path": file.path,
+                "supersedes": str(replaced.pk) if replaced else None,
+            },
+        )
         extensions.memory_inserted(memory)
         created.append(memory)
     superseded = [memory.pk for memory in old if memory not in kept]
     Memory.objects.filter(pk__in=superseded, status=Status.ACTIVE).update(status=Status.SUPERSEDED)
+    audit_record(
+        action=MemoryAction.SUPERSEDED,
+        memory_ids=superseded,
+        agent=caller.agent,
+        credential=caller.credential,
+        detail={"path": file.path},
+    )
     if old:
         output.updated += 1
     else:

@@ -23,9 +23,10 @@ from kenfold_common.docs import GLOB_CHARS_RE, MAX_DELETED_PER_SYNC, MAX_FILES_P
 from kenfold_common.secrets import redact_secrets
 
 DEFAULT_GLOB = "**/*.md"
-# Without --dir: the checkout's docs/ folder and its top-level README.
+# Without --dir: the checkout's docs/ folder, its top-level README and KENFOLD.md (the project's memory
+# guidelines, which the server serves first in get_context).
 DEFAULT_DOCS_DIR = "docs"
-DEFAULT_EXTRA_FILES = ("README.md",)
+DEFAULT_EXTRA_FILES = ("README.md", "KENFOLD.md")
 # A page bigger than this is not documentation an agent should read in sections (a generated dump).
 MAX_PAGE_BYTES = 1_000_000
 # The server refuses bodies over 1 MiB; batches stay well under it.

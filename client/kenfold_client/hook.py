@@ -20,6 +20,7 @@ from kenfold_client.http import HTTP_TIMEOUT_SECONDS, KenfoldApi
 from kenfold_client.mcp import McpClient, ToolRejected
 from kenfold_client.refs import Deadline, refs_sync
 from kenfold_client.summary import build_summary, cut, one_line
+from kenfold_client.usage import Served, served_in_answer, session_reuse
 from kenfold_common.secrets import redact_secrets
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -35,6 +36,8 @@ CONTEXT_SECONDS = 4.0
 # first, so a send that does not finish in time is delivered at the next SessionStart.
 DEFAULT_SEND_SECONDS = 1.0
 DEFAULT_CLIENT_NAME = "kenfold-hook"
+# The server's limit for one report (memories.usage.MAX_USED).
+MAX_REUSED = 50
 # What each capturing event records, and from which field of the hook's input.
 CAPTURES = {
     "UserPromptSubmit": ("prompt", "prompt"),
@@ -116,7 +119,13 @@ def run_hook(*, raw: bytes, settings: HookSettings) -> HookOutcome:
                 settings=settings, session_id=session_id, cwd=cwd, kind=kind, text=_field(payload, field)
             )
         if event == "SessionEnd":
-            return session_end(settings=settings, session_id=session_id, cwd=cwd)
+            transcript = _field(payload, "transcript_path")
+            return session_end(
+                settings=settings,
+                session_id=session_id,
+                cwd=cwd,
+                transcript=Path(transcript) if transcript else None,
+            )
     except (ClientError, OSError) as error:
         # OSError: the state folder cannot be written (a full disk, a folder owned by someone else).
         return failure(f"Kenfold {event} hook failed", error)
@@ -157,12 +166,25 @@ def session_start(*, settings: HookSettings, session_id: str | None, cwd: Path) 
         if project:
             arguments["project"] = project
         try:
-            context = client.call_tool(name="get_context", arguments=arguments, timeout=CONTEXT_SECONDS)
+            context = client.call_tool(
+                name="get_context", arguments=arguments, session_id=session_id, timeout=CONTEXT_SECONDS
+            )
         except ClientError as error:
             line = message_line("Kenfold memory was not loaded", error)
             outcome.output = {"systemMessage": line}
             outcome.warn(line)
             return outcome
+    if settings.capture and session_id and project:
+        # Fingerprints of what was served, for SessionEnd to recognise reuse (kenfold_client.usage).
+        served = [memory.as_json() for memory in served_in_answer(context)]
+        SessionLog(root=settings.state_dir, session_id=session_id).append(
+            Event(
+                time=datetime.now(UTC),
+                kind="served",
+                text=json.dumps(served, ensure_ascii=False),
+                project=project,
+            )
+        )
     text = render_context(output=context, project=project)
     if text:
         outcome.output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -261,14 +283,55 @@ def _bound_project(events: list[Event]) -> str | None:
     return next((event.project for event in events if event.project), None)
 
 
-def session_end(*, settings: HookSettings, session_id: str | None, cwd: Path) -> HookOutcome:
-    """Summarize the session, spool the summary, then send it (with the session id in ``_meta``)."""
+def session_end(
+    *, settings: HookSettings, session_id: str | None, cwd: Path, transcript: Path | None = None
+) -> HookOutcome:
+    """Summarize the session, spool the summary, then send it (with the session id in ``_meta``); then
+    report which served memories the session reused."""
     if not settings.capture or not session_id:
         return HookOutcome()
     events = SessionLog(root=settings.state_dir, session_id=session_id).events()
     project = _bound_project(events)
     if project is None:
         return HookOutcome()
+    outcome = _summarize(settings=settings, session_id=session_id, project=project, events=events)
+    if not outcome.warnings:  # a server that refused or missed the summary would miss this too
+        report_reuse(settings=settings, session_id=session_id, events=events, transcript=transcript)
+    return outcome
+
+
+def report_reuse(
+    *, settings: HookSettings, session_id: str, events: list[Event], transcript: Path | None
+) -> None:
+    """Tell the server which served memories the session reused (kenfold_client.usage). Best effort:
+    usage is a statistic, so a failure is neither spooled nor shown."""
+    served = [memory for event in events if event.kind == "served" for memory in _served_records(event.text)]
+    responses = [event.text for event in events if event.kind == "response" and event.text.strip()]
+    reused = session_reuse(
+        served=served, transcript=transcript, final_response=responses[-1] if responses else ""
+    )
+    if not reused:
+        return
+    try:
+        with KenfoldApi(mcp_url=settings.mcp_url, api_key=settings.api_key) as api:
+            api.usage_used(used=reused[:MAX_REUSED], session_id=session_id, timeout=settings.send_timeout)
+    except ClientError:
+        pass
+
+
+def _served_records(text: str) -> list[Served]:
+    try:
+        records = json.loads(text)
+    except ValueError:
+        return []
+    return (
+        [memory for record in records if (memory := Served.from_json(record))]
+        if isinstance(records, list)
+        else []
+    )
+
+
+def _summarize(*, settings: HookSettings, session_id: str, project: str, events: list[Event]) -> HookOutcome:
     content = build_summary(
         events=[event for event in events if event.project == project], now=datetime.now(UTC)
     )

@@ -134,6 +134,13 @@ class KenfoldApi:
         payload = {"project": project, "files": files, "deleted": deleted}
         return self._send("POST", "docs/sync", payload=payload, timeout=timeout)
 
+    def usage_used(
+        self, *, used: list[str], session_id: str | None, timeout: float = HTTP_TIMEOUT_SECONDS
+    ) -> dict[str, Any]:
+        """Report served memories the session reused; the server answers with `marked`."""
+        payload = {"used": used, "session_id": session_id}
+        return self._send("POST", "usage/used", payload=payload, timeout=timeout)
+
     def _send(
         self,
         method: str,

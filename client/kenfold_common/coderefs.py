@@ -9,6 +9,8 @@ import re
 
 MAX_PATH_CHARS = 300
 MAX_SYMBOL_CHARS = 100
+# A found target's hash (the client's digest of its definition).
+MAX_HASH_CHARS = 100
 
 # A commit as git names it: 7 to 64 lowercase hex digits (abbreviated SHA-1 up to full SHA-256). git
 # prints ids in lowercase; accepting upper case on one side only would let the two disagree.

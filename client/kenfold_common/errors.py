@@ -54,6 +54,17 @@ class TooManyAttempts(KenfoldError):
     status_code = 429
 
 
+class QuotaExceeded(KenfoldError):
+    """A credential used up one of its write quotas; nothing was written. ``retry_after`` is the number of
+    seconds until the window resets (REST sends it as Retry-After)."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Unavailable(KenfoldError):
     """A dependency (the database, a provider) is not reachable right now; retrying may help."""
 

@@ -8,6 +8,7 @@ output (kenfold_common.text), so that a page never shows something other than wh
 from django import template
 
 from kenfold_common.text import for_terminal
+from memories.access import limit_summary
 
 register = template.Library()
 
@@ -15,3 +16,14 @@ register = template.Library()
 @register.filter
 def shown(value: object) -> str:
     return for_terminal(str(value)) if value is not None else ""
+
+
+@register.filter
+def reach(credential: object) -> str:
+    """What a key or grant may reach: `every project`, or `only <its projects>`."""
+    return limit_summary(getattr(credential, "projects", None), getattr(credential, "user_memories", True))
+
+
+@register.filter
+def lines(values: list[str] | None) -> str:
+    return "\n".join(values or ())

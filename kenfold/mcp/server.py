@@ -24,7 +24,7 @@ from kenfold.backpressure import database_unavailable, database_unavailable_mess
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import selectors, services
+from memories import multi_query, selectors, services, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -54,6 +54,22 @@ Project = Annotated[str | None, Field(description=f"{_PROJECT} Omit for user-wid
 ReadProject = Annotated[
     str | None,
     Field(description=f"{_PROJECT} User-wide memories are always included; omit project to read only those."),
+]
+AsOf = Annotated[
+    str | None,
+    Field(
+        max_length=40,
+        description="A past ISO date or time (UTC if no zone): memory as it was then.",
+    ),
+]
+
+Used = Annotated[
+    list[str] | None,
+    Field(
+        max_length=usage.MAX_USED,
+        description="Ids of memories from earlier answers that you actually used: shows the user which "
+        "memories help.",
+    ),
 ]
 
 
@@ -129,6 +145,8 @@ def _argument_problem(error: Any) -> str:
         return f"{where} must not be empty"
     if kind == "too_long":
         return f"{where} has more than {limits['max_length']} items"
+    if kind == "too_short":
+        return f"{where} needs at least {limits['min_length']} items"
     if kind in ("greater_than_equal", "greater_than"):
         return f"{where} must be at least {limits.get('ge', limits.get('gt'))}"
     if kind in ("less_than_equal", "less_than"):
@@ -223,10 +241,13 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
                 "in your context. Omit it when starting fresh or after your context was compacted.",
             ),
         ] = None,
+        as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, GetContextOutput]:
         """Load what Kenfold knows for the task at hand. Call it at the start of every task.
 
-        Returns, in priority order and within budget_tokens: `preferences` (the user's approved
+        Returns, in priority order and within budget_tokens: `guidelines` (the project's rules
+        for memory: follow them), `preferences` (the user's approved
         preferences), `handoff` (the latest note another session left for this project that nobody has
         resumed yet, with next_steps), `recent` (the latest session summaries of the project), `project`
         (the project's rules and decisions) and `relevant` (memories matching `task`). Each memory
@@ -245,6 +266,9 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             project=project,
             budget_tokens=budget_tokens,
             state=state,
+            as_of=as_of,
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
         )
 
     @mcp.tool(
@@ -328,6 +352,15 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
                 f"(cut to {selectors.MAX_QUERY_CHARS} characters).",
             ),
         ] = None,
+        queries: Annotated[
+            list[str] | None,
+            Field(
+                min_length=multi_query.MIN_QUERIES,
+                max_length=multi_query.MAX_QUERIES,
+                description=f"Instead of query: {multi_query.MIN_QUERIES}-{multi_query.MAX_QUERIES} phrasings "
+                "or languages of one question, searched together.",
+            ),
+        ] = None,
         types: Annotated[
             list[MemoryTypeName] | None, Field(description="Only return memories of these types.")
         ] = None,
@@ -360,6 +393,8 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             dict[str, str] | None,
             Field(description="With ids: id → content_hash you hold; unchanged ones return changed: false."),
         ] = None,
+        as_of: AsOf = None,
+        used: Used = None,
     ) -> Annotated[CallToolResult, RecallOutput]:
         """Search memory in natural language for what this or other agents learned in earlier sessions.
 
@@ -371,15 +406,19 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         """
         return await run_service(
             "recall",
-            selectors.memory_recall,
+            services.recall_deliver,
             caller=caller(ctx),
+            session_id=parse_session_id(ctx.request_context.meta),
+            used=used,
             query=query,
+            queries=queries,
             ids=ids,
             known_hashes=known_hashes,
             types=types,
             project=project,
             limit=limit,
             related_depth=related_depth,
+            as_of=as_of,
         )
 
     @mcp.tool(

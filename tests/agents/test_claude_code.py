@@ -5,6 +5,7 @@ marketplace with the README's line.
 Not part of `make test` (marked `agents`): `make test-agents` installs the pinned CLIs and runs it.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,63 @@ def test_claude_code_plugin(server: KenfoldServer, model: ScriptedModel, tmp_pat
     context = system_text(model.requests("/v1/messages")[sent])
     assert f"SessionStart hook additional context: Kenfold shared memory for project {project}." in context
     assert DATA_FRAMING in context and fact in context
+
+
+def test_the_hook_marks_what_a_claude_code_session_reused(
+    server: KenfoldServer, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """Issue 39: the plugin's SessionStart serves the project's rules (recorded with the session id), the
+    agent recalls one and edits the file it names; at SessionEnd the hook reads Claude Code's transcript
+    and marks that memory used, and only that one."""
+    project = "github.com/acme/usage"
+    repo = checkout(tmp_path / "usage-shop", f"https://{project}.git")
+    repo.write("app/payments/refund.py", "def refund(payment_id: str) -> None:\n    pass\n")
+    repo.commit("refunds")
+    shop = repo.path
+    user = machine(server, model.url, tmp_path / "home")
+    first_screen = doc_block(README, containing="claude mcp add --scope user --transport http")
+    user.shell("\n".join(line for line in first_screen.splitlines() if "key create claude-code" in line))
+    user.shell(doc_block(README, containing="claude plugin install"))
+    address = {"KENFOLD_URL": server.url}
+    refund = "Refunds go through PaymentService.refund() in app/payments/refund.py, never a direct UPDATE."
+    staging = "The staging database is reset every Sunday night."
+    created = server.manage(
+        "shell",
+        "-c",
+        "import json\nfrom kenfold.caller import Caller\nfrom memories.services import memory_remember\n"
+        f"ids = [memory_remember(caller=Caller(agent='codex'), content=c, type='project', project={project!r}).id"
+        f" for c in ({refund!r}, {staging!r})]\nprint(json.dumps(ids))",
+    )
+    refund_id, staging_id = json.loads(created.stdout.splitlines()[-1])
+
+    tool = "mcp__plugin_kenfold_kenfold__recall"
+    model.script = [
+        Call("ToolSearch", {"query": f"select:{tool}"}),
+        Call(tool, {"query": "how do refunds work", "project": project}),
+        Call("Read", {"file_path": str(shop / "app/payments/refund.py")}),
+        Call(
+            "Edit",
+            {
+                "file_path": str(shop / "app/payments/refund.py"),
+                "old_string": "pass",
+                "new_string": "log(payment_id)",
+            },
+        ),
+        Say("Refunds are logged now."),
+    ]
+    user.claude("Log every refund", cwd=shop, allowed=[tool, "Read", "Edit"], **address)
+    assert refund in tool_results(model.requests("/v1/messages")[-1])[1]
+
+    rows = server.manage(
+        "shell",
+        "-c",
+        "import json\nfrom memories.models import ServedCall\n"
+        f"rows = ServedCall.objects.filter(memory_ids__contains=[{refund_id!r}]).order_by('id')\n"
+        "print(json.dumps([[r.tool, r.agent, bool(r.session_id), [str(i) for i in r.memory_ids],"
+        " [str(i) for i in r.used_ids]] for r in rows]))",
+    )
+    start, recall = json.loads(rows.stdout.splitlines()[-1])
+    # SessionStart's answer, recorded with the session, served both rules; the session reused one of them.
+    assert start[:3] == ["get_context", "claude-code", True] and set(start[3]) == {refund_id, staging_id}
+    assert start[4] == [refund_id]
+    assert recall[:3] == ["recall", "claude-code", False] and recall[3][0] == refund_id and recall[4] == []

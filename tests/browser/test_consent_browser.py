@@ -2,7 +2,8 @@
 real Kenfold and hands over its authorization URL; Debian's chromium, driven by Playwright, follows it from
 a page of another site (as claude.ai or ChatGPT send the owner), the owner types the password and chooses
 the access and the agent, and the code reaches the client's redirect URI, a small listener on 127.0.0.1.
-The SDK client then writes and reads with the agent chosen on the page, and the dashboard's Disconnect
+The owner limits the client to one project on the page: the SDK client then writes and reads there with
+the agent chosen on the page, another project is refused, and the dashboard shows the limit; its Disconnect
 ends its tokens. After a wrong password the owner can still deny, and the client is told (access_denied).
 The same form posted from another site is refused. A screenshot of the consent page at 1280 and 400 px
 wide goes to artifacts/consent/.
@@ -27,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
 from tests.browser.support import TIMEOUT_MS, Watch, chromium
-from tests.mcp.support import call
+from tests.mcp.support import call, call_error
 from tests.oauth.support import (
     PASSWORD,
     MemoryStorage,
@@ -45,6 +46,7 @@ ARTIFACTS = REPO / "artifacts" / "consent"
 CLIENT_NAME = "Chromium-approved client"
 AGENT = "browser-agent"
 PROJECT = "github.com/kenfold/consent-browser"
+OTHER_PROJECT = "github.com/kenfold/consent-elsewhere"
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +156,13 @@ class BrowserOwner:
             await page.screenshot(path=str(ARTIFACTS / f"consent-{width}.png"), full_page=True)
         await page.set_viewport_size({"width": 1280, "height": 900})
         await page.check("input[name=access][value=write]")
+        # The owner limits the client to one project: every project is the default.
+        await expect(page.locator("input[name=projects_choice][value=all]")).to_be_checked()
+        await page.check("input[name=projects_choice][value=some]")
+        await page.fill("textarea[name=projects]", f"https://{PROJECT}.git")
         await page.fill("input[name=agent]", AGENT)
         await page.fill("input[name=password]", PASSWORD)
+        await page.screenshot(path=str(ARTIFACTS / "consent-limited-1280.png"), full_page=True)
         async with page.expect_navigation():
             await page.click("button[value=approve]")
         assert page.url.startswith(self.listener.redirect_uri + "?"), (
@@ -208,11 +215,16 @@ def test_the_owner_approves_a_client_in_chromium_and_the_sdk_client_writes_and_r
                     type="project",
                 )
                 found = await call(client, "recall", query="releases tagged browser tests", project=PROJECT)
+                # Limited on the consent page: another project does not exist for this client.
+                elsewhere = await call_error(client, "recall", query="releases", project=OTHER_PROJECT)
+                listed = await call(client, "get_context")
             assert len(owner.urls) == 1, owner.urls  # approved once, with write access: no step-up
             assert "code_challenge_method=S256" in owner.urls[0]
             mine = [memory for memory in found["memories"] if memory["id"] == stored["id"]]
             assert mine, found
             assert mine[0]["source_agent"] == AGENT
+            assert "limited to other projects" in elsewhere and OTHER_PROJECT not in elsewhere
+            assert [project["name"] for project in listed["projects"]] == [PROJECT]
 
             # The owner disconnects the client in the dashboard: its access token stops working.
             await page.goto(server.base + "/dashboard/clients")
@@ -222,6 +234,7 @@ def test_the_owner_approves_a_client_in_chromium_and_the_sdk_client_writes_and_r
             row = page.locator("tr", has_text=AGENT)
             await expect(row).to_contain_text(CLIENT_NAME)
             await expect(row).to_contain_text("write")
+            await expect(row.locator(".reach")).to_have_text(f"only {PROJECT}")
             await row.locator("text=Disconnect").click()
             await expect(page.locator(".flash.ok")).to_have_text(
                 f"Disconnected {CLIENT_NAME}: its tokens stop working now."

@@ -101,6 +101,20 @@ def test_the_context_is_framed_as_reference_data_and_each_memory_stays_on_one_li
     assert render_context(output={"recent": [], "project": []}, project=None) == ""
 
 
+def test_the_projects_guidelines_come_first_in_the_context() -> None:
+    memory = {"source_agent": "kenfold-cli", "created_at": "2026-11-30T09:05:00+00:00"}
+    output = {
+        "guidelines": memory | {"content": "# Memory here\n\nNever store customer names."},
+        "project": [memory | {"content": "Money is integer minor units"}],
+    }
+    text = render_context(output=output, project="github.com/a/b")
+    assert text.split("\n\n")[1] == (
+        "Memory guidelines of this project, set by its owner (what to remember here and how):\n"
+        "# Memory here Never store customer names."
+    )
+    assert text.index("Memory guidelines") < text.index("Project knowledge:")
+
+
 def settings(tmp_path: Path) -> HookSettings:
     # A closed port: any network use would show up as a failure in the outcome.
     return HookSettings(

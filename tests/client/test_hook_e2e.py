@@ -361,3 +361,43 @@ async def test_install_checks_the_real_server_and_uninstall_gives_the_settings_b
     removed = kenfold_run("hook", "uninstall", "claude-code")
     assert removed.returncode == 0 and removed.stdout.startswith(f"Removed the Kenfold hooks from {settings}")
     assert json.loads(settings.read_text()) == {"model": "opus"}
+
+
+async def test_session_end_marks_the_served_memories_the_session_reused(
+    server: KenfoldServer, standalone_client: Path, tmp_path: Path
+) -> None:
+    """Issue 39: SessionStart's get_context is recorded with the session id; SessionEnd reads the agent's
+    transcript (the real Claude Code one in tests/client/data, which edits app/payments/refund.py) and the
+    server marks the rule naming that file as used, on that answer, and nothing else."""
+    project = "github.com/acme/reuse"
+    claude = agent(server, standalone_client, tmp_path, "claude-code")
+    repo = checkout(tmp_path / "reuse", f"https://{project}.git")
+    repo.write("app/payments/refund.py", "def refund(payment_id: str) -> None:\n    pass\n")
+    repo.commit("refunds")
+    async with mcp_client(server.url, key=claude.key) as mcp:
+        refund = await call(
+            mcp, "remember", content="Refunds go through `refund` in app/payments/refund.py.", project=project
+        )
+        await call(
+            mcp, "remember", content="The staging database is reset every Sunday night.", project=project
+        )
+
+    assert "Refunds go through" in claude.context("sess-reuse", repo.path)
+    claude.hook("UserPromptSubmit", "sess-reuse", repo.path, prompt="Log every refund")
+    claude.hook("Stop", "sess-reuse", repo.path, last_assistant_message="Refunds are logged now.")
+    transcript = Path(__file__).parent / "data" / "claude_code_session.jsonl"
+    assert claude.hook(
+        "SessionEnd", "sess-reuse", repo.path, reason="exit", transcript_path=str(transcript)
+    ) == (
+        None,
+        "",
+    )
+    code = (
+        "import json\nfrom memories.models import ServedCall\n"
+        "rows = ServedCall.objects.filter(session_id='sess-reuse')\n"
+        "print(json.dumps([[r.tool, len(r.memory_ids), [str(i) for i in r.used_ids]] for r in rows]))"
+    )
+    # The transcript's own recall served ids this server never served to this key: they are ignored.
+    assert json.loads(server.manage("shell", "-c", code).stdout.splitlines()[-1]) == [
+        ["get_context", 2, [refund["id"]]]
+    ]

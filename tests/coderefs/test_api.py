@@ -191,8 +191,10 @@ async def test_openapi_document_and_docs_page(
     assert report["requestBody"]["required"] and body["required"] == ["project", "commit", "results"]
     assert body["properties"]["results"]["items"]["required"] == ["found"]
     assert set(targets["responses"]) == {"200", "400", "401", "403", "503"}
-    assert set(report["responses"]) == {"200", "400", "401", "403", "408", "413", "503"}
+    assert set(report["responses"]) == {"200", "400", "401", "403", "408", "413", "429", "503"}
     assert report["responses"]["503"]["headers"]["Retry-After"]["required"]
+    # A refs check is a write: over the credential's quota it gets 429 with the time to the reset.
+    assert report["responses"]["429"]["headers"]["Retry-After"]["required"]
     assert spec["components"]["schemas"]["ErrorOutput"]["required"] == ["error"]
     docs = await client.get("/api/v1/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()

@@ -49,7 +49,7 @@ def test_remember_records_pending_file_and_symbol_refs_only_for_code_types_in_pr
 
 def test_first_sight_anchors_then_changes_are_tracked() -> None:
     memory_id = remember("`RequireAPIKey` in internal/auth/middleware.go hashes the token.")
-    targets = refs_targets(project=REPO).targets
+    targets = refs_targets(caller=SYNC, project=REPO).targets
     assert {(t.path, t.symbol, t.anchor_commit) for t in targets} == {
         ("internal/auth/middleware.go", "", None),
         ("internal/auth/middleware.go", "RequireAPIKey", None),
@@ -98,7 +98,9 @@ def test_not_found_at_first_sight_is_unresolved_hidden_and_offered_again() -> No
     assert CodeRef.objects.get(memory_id=memory_id, symbol="Ghost").state == "unresolved"
     view = selectors.memory_recall(caller=AGENT, query="ghost", project=REPO).memories[0]
     assert [r.symbol for r in view.code_refs or []] == [None], "unresolved refs are not shown"
-    assert ("pkg/ghost.go", "Ghost") in {(t.path, t.symbol) for t in refs_targets(project=REPO).targets}
+    assert ("pkg/ghost.go", "Ghost") in {
+        (t.path, t.symbol) for t in refs_targets(caller=SYNC, project=REPO).targets
+    }
     check(C2, CheckResult(path="pkg/ghost.go", symbol="Ghost", found=True, hash="sym:x"))
     assert CodeRef.objects.get(memory_id=memory_id, symbol="Ghost").state == "current"
 
@@ -156,7 +158,7 @@ def test_read_only_callers_cannot_report_and_projects_are_required() -> None:
         )
     for project in ("", "/home/me/repo"):
         with pytest.raises(InvalidInput):
-            refs_targets(project=project)
+            refs_targets(caller=SYNC, project=project)
 
 
 def test_targets_skip_retired_memories_and_put_unchecked_first() -> None:
@@ -164,7 +166,7 @@ def test_targets_skip_retired_memories_and_put_unchecked_first() -> None:
     remember("`New` in b.go.")
     check(C1, CheckResult(path="b.go", found=True, hash="blob:b"))
     services.memory_forget(caller=AGENT, memory_id=old)
-    targets = [(t.path, t.symbol) for t in refs_targets(project=REPO).targets]
+    targets = [(t.path, t.symbol) for t in refs_targets(caller=SYNC, project=REPO).targets]
     assert targets == [("b.go", "New"), ("b.go", "")]
 
 

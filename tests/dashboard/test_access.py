@@ -197,7 +197,9 @@ def test_pages_carry_the_security_headers(owner: SignedIn) -> None:
         "/dashboard/",
         "/dashboard/review",
         "/dashboard/memories",
+        "/dashboard/usage",
         "/dashboard/clients",
+        "/dashboard/audit",
     ):
         response = owner.get(path) if path != "/dashboard/login" else browser().get(path)
         assert response.status_code == 200, path

@@ -450,9 +450,11 @@ def test_revoke_a_grant(owner: Owner) -> None:
         code_checksum="c" * 64,
         code_challenge="x" * 43,
         code_redeemed_at=clock.now(),
+        projects=["github.com/acme/shop"],
     )
     html = owner.page("/dashboard/clients")
     assert "ChatGPT" in html and "chatgpt" in html
+    assert '<td class="wrap reach">only github.com/acme/shop</td>' in html
     owner.post(f"/dashboard/clients/grants/{grant.id}/revoke")
     grant.refresh_from_db()
     assert grant.revoked_at is not None and grant.revoke_reason == "revoked by the owner"
@@ -460,3 +462,38 @@ def test_revoke_a_grant(owner: Owner) -> None:
     assert "ChatGPT" not in owner.page("/dashboard/clients")
     owner.post(f"/dashboard/clients/grants/{grant.id}/revoke")
     assert "Already revoked" in owner.flash()
+
+
+def test_the_clients_page_shows_and_changes_what_a_key_reaches(owner: Owner) -> None:
+    html = owner.post(
+        "/dashboard/clients/keys",
+        {
+            "agent": "chatgpt",
+            "access": "write",
+            "projects": "git@github.com:acme/shop.git\r\n\r\n",
+            "no_user_memories": "on",
+        },
+    ).content.decode()
+    raw = re.search(r"(kf_[A-Za-z0-9_-]{43})", html).group(1)
+    key = keys.api_key_authenticate(token=raw)
+    assert key.projects == ["github.com/acme/shop"] and not key.user_memories
+    listing = owner.page("/dashboard/clients")
+    assert '<span class="reach">only github.com/acme/shop, no user-wide memories</span>' in listing
+    answer = owner.post(
+        f"/dashboard/clients/keys/{key.id}/projects",
+        {"projects": "github.com/acme/shop\ngithub.com/acme/docs"},
+    )
+    assert answer.status_code == 303
+    assert "now reaches only github.com/acme/docs, github.com/acme/shop." in owner.flash("/dashboard/clients")
+    key.refresh_from_db()
+    assert key.projects == ["github.com/acme/docs", "github.com/acme/shop"] and key.user_memories
+    owner.post(f"/dashboard/clients/keys/{key.id}/projects", {"projects": "/home/me/shop"})
+    assert "local path" in owner.flash("/dashboard/clients")
+    owner.post(f"/dashboard/clients/keys/{key.id}/projects", {"projects": ""})
+    assert "now reaches every project." in owner.flash("/dashboard/clients")
+    assert keys.api_key_authenticate(token=raw).projects is None
+    refused = owner.post(
+        "/dashboard/clients/keys", {"agent": "codex", "access": "read", "projects": "~/shop"}
+    )
+    assert refused.status_code == 400 and "local path" in refused.content.decode()
+    assert ApiKey.objects.count() == 1

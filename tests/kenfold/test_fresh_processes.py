@@ -34,6 +34,8 @@ from oauth2_provider.models import get_application_model
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from consolidation.models import Consolidation
+from evals.models import EvalRun, GoldenQuestion
+from evals.services import EVAL_TASK, question_add
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
@@ -87,13 +89,14 @@ class Fresh:
     ) -> subprocess.CompletedProcess[str]:
         return manage(self.home, *args, input=input, check=check, **(self.env | extra))
 
-    def job(self, func: str, **extra: str) -> dict[str, object]:
-        """``func`` as the scheduler names it, run by django-q2's own worker function (sync mode runs the
-        worker and result monitor in this one child), which stores the task's result as the worker does."""
+    def job(self, func: str, kwargs: dict[str, str] | None = None, **extra: str) -> dict[str, object]:
+        """``func`` as the scheduler names it (with the schedule's ``kwargs``), run by django-q2's own worker
+        function (sync mode runs the worker and result monitor in this one child), which stores the
+        task's result as the worker does."""
         code = (
             "import django, json; django.setup()\n"
             "from django_q.tasks import async_task, fetch\n"
-            f"task = fetch(async_task({func!r}, sync=True))\n"
+            f"task = fetch(async_task({func!r}, sync=True, **{kwargs or {}!r}))\n"
             "print(json.dumps({'success': task.success, 'result': task.result}, default=str))"
         )
         child = subprocess.run(
@@ -194,11 +197,43 @@ def key_list(fresh: Fresh) -> None:
     assert f"{key.id}  {key.prefix}" in out and "claude-code" in out and "active" in out
 
 
+def key_projects(fresh: Fresh) -> None:
+    key, _ = keys.api_key_create(agent="chatgpt", projects=["github.com/acme/shop"])
+    out = fresh.manage("key", "projects", key.prefix, "--add", "git@github.com:acme/docs.git").stdout
+    assert "now reaches only github.com/acme/docs, github.com/acme/shop." in out
+    key.refresh_from_db()
+    assert key.projects == ["github.com/acme/docs", "github.com/acme/shop"]
+
+
 def key_revoke(fresh: Fresh) -> None:
     key, _ = keys.api_key_create(agent="claude-code")
     out = fresh.manage("key", "revoke", key.prefix).stdout
     assert f"Revoked key {key.prefix}… (id {key.id}) of agent claude-code." in out
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+
+
+def key_quota(fresh: Fresh) -> None:
+    key, _ = keys.api_key_create(agent="claude-code")
+    out = fresh.manage("key", "quota", key.prefix, "--writes-per-minute", "7").stdout
+    assert out.strip() == (
+        f"Key {key.prefix}… of agent claude-code: 7 writes per minute (its own), "
+        "2000 memories per day (the default)."
+    )
+
+
+def memory_history(fresh: Fresh) -> None:
+    memory_id = services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT).id
+    events = [
+        json.loads(line)
+        for line in fresh.manage("memory", "history", memory_id, "--json").stdout.splitlines()
+    ]
+    assert [(event["action"], event["agent"]) for event in events] == [("created", "codex")]
+
+
+def audit(fresh: Fresh) -> None:
+    services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT)
+    out = fresh.manage("audit", "--agent", "codex").stdout
+    assert "Last 7 days, per credential:" in out and "1 created" in out
 
 
 def memory_list(fresh: Fresh) -> None:
@@ -366,6 +401,42 @@ def consolidate_reject(fresh: Fresh) -> None:
     assert (proposal.status, proposal.decision_note) == ("rejected", "both hold")
 
 
+def golden() -> GoldenQuestion:
+    memory = remember(FLY)
+    return question_add(
+        project=PROJECT, query="where do deploys go?", expected=[str(memory.id)], actor="kenfold-cli"
+    )
+
+
+def eval_add(fresh: Fresh) -> None:
+    memory = remember(FLY)
+    out = fresh.manage(
+        "eval", "add", "--project", PROJECT, "--query", "where do deploys go?", "--expect", str(memory.id)
+    )
+    assert f"to {SCOPE}: 1 expected in the top 5" in out.stdout
+    assert GoldenQuestion.objects.get().expected_ids == [memory.id]
+
+
+def eval_list(fresh: Fresh) -> None:
+    question = golden()
+    assert f"  {question.id}  k=5  where do deploys go?" in fresh.manage("eval", "list").stdout
+
+
+def eval_run(fresh: Fresh) -> None:
+    golden()
+    out = fresh.manage("eval", "run").stdout
+    assert f"{SCOPE}: recall@k 1.000, MRR 1.000, 1 of 1 questions passed; no previous run" in out
+    assert EvalRun.objects.get().trigger == "manual"
+
+
+def eval_remove(fresh: Fresh) -> None:
+    question = golden()
+    assert (
+        f"Removed golden question {question.id}." in fresh.manage("eval", "remove", str(question.id)).stdout
+    )
+    assert not GoldenQuestion.objects.exists()
+
+
 def grant(*, agent: str = "remote-agent") -> OAuthGrant:
     application = get_application_model().objects.create(
         name="Some Client", client_type="public", authorization_grant_type="authorization-code"
@@ -396,6 +467,14 @@ def oauth_revoke(fresh: Fresh) -> None:
     assert OAuthGrant.objects.get(pk=granted.pk).revoke_reason == "revoked by the owner"
 
 
+def oauth_quota(fresh: Fresh) -> None:
+    granted = grant()
+    out = fresh.manage("oauth", "quota", str(granted.id)[:8], "--memories-per-day", "0").stdout
+    assert out.strip() == (
+        f"Grant {granted.id} (agent remote-agent): 120 writes per minute (the default), no limit (its own)."
+    )
+
+
 def password(fresh: Fresh) -> None:
     result = fresh.manage("password", "--stdin", input="a long owner password\n")
     assert "Owner password set" in result.stderr
@@ -424,12 +503,16 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("db", "stop"): db_stop,
     ("key", "create"): key_create,
     ("key", "list"): key_list,
+    ("key", "projects"): key_projects,
     ("key", "revoke"): key_revoke,
+    ("key", "quota"): key_quota,
     ("memory", "list"): memory_list,
     ("memory", "review"): memory_review,
     ("memory", "approve"): memory_approve,
     ("memory", "reject"): memory_reject,
     ("memory", "forget"): memory_forget,
+    ("memory", "history"): memory_history,
+    ("audit", None): audit,
     ("refs", "status"): refs_status,
     ("export", None): export,
     ("import", None): import_,
@@ -442,8 +525,13 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("consolidate", "list"): consolidate_list,
     ("consolidate", "apply"): consolidate_apply,
     ("consolidate", "reject"): consolidate_reject,
+    ("eval", "add"): eval_add,
+    ("eval", "list"): eval_list,
+    ("eval", "run"): eval_run,
+    ("eval", "remove"): eval_remove,
     ("oauth", "clients"): oauth_clients,
     ("oauth", "revoke"): oauth_revoke,
+    ("oauth", "quota"): oauth_quota,
     ("password", None): password,
     ("mcp", None): mcp,
     ("serve", None): serve,
@@ -519,12 +607,20 @@ def prune_expired(fresh: Fresh, job: str) -> None:
     )
 
 
+def golden_questions_run(fresh: Fresh, job: str) -> None:
+    golden()
+    task = fresh.job(job, kwargs={"trigger": "import"})
+    assert task == {"success": True, "result": f"{SCOPE}: recall@k 1.000, MRR 1.000, 1/1 passed"}
+    assert EvalRun.objects.get().trigger == "import"
+
+
 # Keyed by the dotted path the schedule names, which the job is run by.
 JOBS: dict[str, Callable[[Fresh, str], None]] = {
     "memories.tasks.embeddings_backfill": embeddings_backfill,
     "memories.tasks.extraction_drain": extraction_drain,
     "consolidation.tasks.consolidation_tick": consolidation_tick,
     "oauth.tasks.prune_expired": prune_expired,
+    "evals.tasks.golden_questions_run": golden_questions_run,
 }
 
 
@@ -535,7 +631,7 @@ def test_the_scheduled_job_works_in_a_new_process(fresh: Fresh, job: str) -> Non
 
 def test_every_job_and_every_schedule_is_run_above() -> None:
     # The jobs: the functions of the apps' tasks modules. The schedules: each migration that creates one
-    # names its function in TASK. Every job is a scheduled one today (none is queued by a write).
+    # names its function in TASK; the golden questions' run is scheduled by a change (evals.services).
     jobs = {
         f"{module.__name__}.{name}"
         for app in kenfold_apps()
@@ -550,4 +646,4 @@ def test_every_job_and_every_schedule_is_run_above() -> None:
         for (app, _), migration in loader.disk_migrations.items()
         if app in kenfold_apps() and (task := getattr(sys.modules[type(migration).__module__], "TASK", None))
     }
-    assert scheduled == jobs == set(JOBS)
+    assert scheduled | {EVAL_TASK} == jobs == set(JOBS)

@@ -20,7 +20,7 @@ import pytest
 
 from tests.processes import REPO, kenfold_env, manage, stop_cluster
 
-OUR_COMMANDS = ["consolidate", "db", "export", "extract", "import", "key", "mcp", "memory", "oauth"]
+OUR_COMMANDS = ["consolidate", "db", "eval", "export", "extract", "import", "key", "mcp", "memory", "oauth"]
 OUR_COMMANDS += ["password", "refs", "reindex", "scan", "serve"]
 
 

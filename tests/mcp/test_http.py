@@ -13,7 +13,7 @@ from mcp import MCPError
 
 from kenfold.backpressure import DATABASE_STOPPED
 from kenfold.http_guard import HOST_FORBIDDEN
-from memories import selectors, services
+from memories import multi_query, selectors, services
 
 from .support import (
     AGENT_A,
@@ -381,6 +381,11 @@ async def test_the_server_describes_itself_and_its_six_tools(server: KenfoldServ
     memory_types = ["semantic", "episodic", "project", "preference", "codebase", "temporary"]
     assert schemas["remember"]["properties"]["type"]["anyOf"][0]["enum"] == memory_types
     assert schemas["recall"]["properties"]["types"]["anyOf"][0]["items"]["enum"] == memory_types
+    # Issue 39: several phrasings, and memory as it was on a date; the guidelines lead get_context.
+    assert {"query", "queries", "ids", "as_of"} <= set(schemas["recall"]["properties"])
+    assert "as_of" in schemas["get_context"]["properties"]
+    outputs = {tool.name: tool.output_schema for tool in tools}
+    assert next(iter(outputs["get_context"]["properties"])) == "guidelines"
 
 
 def _nullable(spec: dict[str, Any]) -> dict[str, Any]:
@@ -403,6 +408,8 @@ async def test_published_limits_are_the_services_limits(server: KenfoldServer) -
         services.MAX_STEP_CHARS,
     )
     assert _nullable(recall["limit"])["maximum"] == selectors.MAX_LIMIT
+    queries = _nullable(recall["queries"])
+    assert (queries["minItems"], queries["maxItems"]) == (multi_query.MIN_QUERIES, multi_query.MAX_QUERIES)
 
     def said(tool: str, parameter: str, *numbers: object) -> bool:
         return all(str(number) in tools[tool][parameter]["description"] for number in numbers)
@@ -413,9 +420,39 @@ async def test_published_limits_are_the_services_limits(server: KenfoldServer) -
     assert said("handoff", "ttl_seconds", services.HANDOFF_DEFAULT_TTL.days, services.HANDOFF_MAX_TTL.days)
     assert said("recall", "query", selectors.MAX_QUERY_CHARS)
     assert said("recall", "limit", selectors.DEFAULT_LIMIT)
+    assert said("recall", "queries", multi_query.MIN_QUERIES, multi_query.MAX_QUERIES)
     assert said("forget", "reason", services.MAX_REASON_CHARS)
     budgets = (selectors.DEFAULT_BUDGET_TOKENS, selectors.MIN_BUDGET_TOKENS, selectors.MAX_BUDGET_TOKENS)
     assert said("get_context", "budget_tokens", *budgets)
+
+
+async def test_several_phrasings_and_memory_as_it_was_over_http(server: KenfoldServer) -> None:
+    project = "github.com/acme/http-history"
+    before = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
+    async with mcp_client(server.url, key=server.keys[AGENT_A]) as client:
+        old = await call(client, "remember", content="Invoices are numbered per year.", project=project)
+        new = await call(
+            client,
+            "remember",
+            content="Invoices are numbered per year and per merchant.",
+            project=project,
+            supersedes=old["id"],
+        )
+        between = await call(client, "remember", content="배포는 금요일에 하지 않는다.", project=project)
+        fused = await call(client, "recall", queries=["invoice numbering", "배포 금요일"], project=project)
+        past = await call(client, "recall", query="invoice numbering", project=project, as_of=before)
+        context = await call(client, "get_context", project=project, as_of=before)
+        future = await call_error(
+            client,
+            "recall",
+            query="invoices",
+            project=project,
+            as_of=(datetime.now(UTC) + timedelta(days=1)).isoformat(),
+        )
+    found = [memory["id"] for memory in fused["memories"]]
+    assert {new["id"], between["id"]} <= set(found) and old["id"] not in found
+    assert past["memories"] == [] and context["project"] == [] and "state" not in context
+    assert future == "as_of is in the future; omit as_of for what is served now, or pass a past time"
 
 
 def test_only_post_is_allowed_on_the_mcp_endpoint(server: KenfoldServer) -> None:

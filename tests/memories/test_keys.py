@@ -1,6 +1,7 @@
 """API key lifecycle through the owner's commands and the authentication service."""
 
 import io
+import json
 import re
 from datetime import timedelta
 
@@ -117,3 +118,58 @@ def test_last_used_is_written_at_most_once_a_minute() -> None:
     with clock.frozen(start + timedelta(seconds=61)):
         api_key_authenticate(token=raw)
     assert ApiKey.objects.get(pk=key.pk).last_used_at == start + timedelta(seconds=61)
+
+
+def test_a_key_limited_to_projects_lists_them_normalized() -> None:
+    _, err = run(
+        "create",
+        "chatgpt",
+        "--project",
+        "git@github.com:Acme/Shop.git",
+        "--project",
+        "https://github.com/acme/shop",
+        "--project",
+        "github.com/acme/docs",
+        "--no-user-memories",
+    )
+    assert "It reaches only github.com/acme/docs, github.com/acme/shop, no user-wide memories." in err
+    key = ApiKey.objects.get()
+    assert key.projects == ["github.com/acme/docs", "github.com/acme/shop"] and not key.user_memories
+    run("create", "codex")
+    listing, _ = run("list")
+    header, *rows = listing.splitlines()
+    assert header.endswith("PROJECTS")
+    assert rows[0].endswith("github.com/acme/docs,github.com/acme/shop -user") and rows[1].endswith("all")
+    listed = [json.loads(line) for line in run("list", "--json")[0].splitlines()]
+    assert [(row["agent"], row["projects"], row["user_memories"]) for row in listed] == [
+        ("chatgpt", ["github.com/acme/docs", "github.com/acme/shop"], False),
+        ("codex", None, True),
+    ]
+
+
+def test_a_local_path_or_secret_as_project_creates_no_key() -> None:
+    with pytest.raises(CommandError, match="local path"):
+        run("create", "codex", "--project", "/home/me/shop")
+    assert ApiKey.objects.count() == 0
+
+
+def test_key_projects_changes_the_limit_of_the_same_key() -> None:
+    key, raw = api_key_create(agent="chatgpt", projects=["github.com/acme/shop"])
+    out, _ = run("projects", key.prefix, "--add", "git@github.com:acme/docs.git")
+    assert out.strip().endswith("now reaches only github.com/acme/docs, github.com/acme/shop.")
+    run("projects", str(key.id), "--remove", "github.com/acme/shop")
+    assert api_key_authenticate(token=raw).projects == ["github.com/acme/docs"]
+    with pytest.raises(CommandError, match="last project; use --all"):
+        run("projects", key.prefix, "--remove", "github.com/acme/docs")
+    run("projects", key.prefix, "--set", "github.com/acme/a", "github.com/acme/b", "--no-user-memories")
+    key.refresh_from_db()
+    assert key.projects == ["github.com/acme/a", "github.com/acme/b"] and not key.user_memories
+    out, _ = run("projects", key.prefix, "--all", "--user-memories")
+    assert "now reaches every project." in out
+    key.refresh_from_db()
+    assert key.projects is None and key.user_memories
+    with pytest.raises(CommandError, match="reaches every project; limit it with --set"):
+        run("projects", key.prefix, "--add", "github.com/acme/shop")
+    with pytest.raises(CommandError, match="say what to change"):
+        run("projects", key.prefix)
+    assert ApiKey.objects.get().projects is None

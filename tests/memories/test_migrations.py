@@ -141,3 +141,53 @@ def test_a_large_store_is_not_locked_for_a_rewrite_during_the_upgrade(
         assert _out_of_line([ids[0]]) == [False]
     finally:
         migrate(latest())
+
+
+BEFORE_SERVING_INTERVAL = [("memories", "0017_quotas_and_audit")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_memories_written_before_0018_learn_when_they_were_served() -> None:
+    migrate(BEFORE_SERVING_INTERVAL)
+    rows = """
+        INSERT INTO memory (id, type, scope, content, status, supersedes_id, source_agent, created_at, updated_at)
+        VALUES (%s, 'project', 'project:github.com/acme/pay', %s, %s, %s, 'codex', %s, %s)
+    """
+    old, new, forgotten, merged, digest, proposed = (uuid.uuid4() for _ in range(6))
+    try:
+        with connection.cursor() as cursor:
+            for memory_id, content, status, supersedes, created, updated in [
+                (old, "Refunds within 30 days.", "superseded", None, "2026-01-01", "2026-03-09"),
+                (new, "Refunds within 60 days.", "active", old, "2026-02-01", "2026-02-01"),
+                (forgotten, "Deploy on Fridays.", "deleted", None, "2026-01-02", "2026-01-20"),
+                (merged, "Session one.", "superseded", None, "2026-01-03", "2026-04-01"),
+                (digest, "Sessions one and two.", "active", None, "2026-01-03", "2026-03-01"),
+                (proposed, "Use tabs.", "proposed", None, "2026-01-04", "2026-01-04"),
+            ]:
+                cursor.execute(rows, [memory_id, content, status, supersedes, created, updated])
+            cursor.execute(
+                "INSERT INTO memory_edge (src_id, relation, dst_id, source_agent, created_at) "
+                "VALUES (%s, 'replaces', %s, 'kenfold-dashboard', '2026-03-01')",
+                [digest, merged],
+            )
+        migrate(latest())
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, active_from::date::text, ended_at::date::text, updated_at::date::text FROM memory"
+            )
+            served = {row[0]: row[1:] for row in cursor.fetchall()}
+        assert served == {
+            # Ended when its successor was written; the backfill leaves updated_at as it was.
+            old: ("2026-01-01", "2026-02-01", "2026-03-09"),
+            new: ("2026-02-01", None, "2026-02-01"),
+            forgotten: ("2026-01-02", "2026-01-20", "2026-01-20"),
+            merged: ("2026-01-03", "2026-03-01", "2026-04-01"),
+            digest: ("2026-01-03", None, "2026-03-01"),
+            proposed: (None, None, "2026-01-04"),
+        }
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "DELETE FROM memory WHERE id = ANY(%s)", [[old, new, forgotten, merged, digest, proposed]]
+            )
+        migrate(latest())

@@ -34,6 +34,10 @@ SCANNED = {
     "memories.ApiKey.label": "memories.keys.api_key_create",
     "memories.Extraction.error": "redacted in memories.extraction._fail",
     "memories.ContextSnapshot.scope": "a scope from normalize_project",
+    "memories.MemoryEvent.agent": "agent names as on memories (api_key_create, check_grant_agent) or Kenfold's "
+    "own actors (kenfold-cli, the dashboard's, the extractor)",
+    "memories.MemoryEvent.detail": "ids, types and statuses Kenfold wrote; a doc's path, scanned by "
+    "projectdocs.services._reject_secrets; forget and review reasons redacted (memories.services._clean_reason)",
     "coderefs.CodeRef.scope": "the memory's scope",
     "coderefs.CodeRef.path": "cut from scanned content and scanned again alone: coderefs.services.refs_record",
     "coderefs.CodeRef.symbol": "cut from scanned content and scanned again alone: coderefs.services.refs_record",
@@ -58,6 +62,11 @@ SAFE = {
     "memories.Extraction.model": "the chat model's name from settings",
     "memories.Extraction.refused": "counts keyed by Kenfold's own refusal kinds, never the model's words",
     "memories.ContextSnapshot.held": "memory ids and versions Kenfold wrote",
+    "memories.MemoryEvent.action": "one of MemoryAction",
+    "memories.MemoryEvent.credential": "key:<api key id> or grant:<grant id>, ids Kenfold made (Caller.credential)",
+    "memories.CredentialQuota.credential": "key:<api key id> or grant:<grant id> of an existing credential",
+    "memories.QuotaCounter.credential": "key:<api key id> or grant:<grant id>, ids Kenfold made (Caller.credential)",
+    "memories.QuotaCounter.kind": "writes or memories",
     "coderefs.CodeRef.state": "one of RefState",
     "coderefs.CodeRef.anchor_commit": "a commit id, 7-64 hex digits (is_commit)",
     "coderefs.CodeRef.checked_commit": "a commit id, 7-64 hex digits (is_commit)",

@@ -115,10 +115,12 @@ def owner_decides(
     password: str = PASSWORD,
     post_base: str | None = None,
     verify: bool | str = True,
+    extra: dict[str, str] | None = None,
 ) -> ConsentResult:
     """What the owner does in a browser: open the consent page, choose, type the password, submit.
 
-    `post_base` submits the form to another server (another worker or replica) than the one that showed it.
+    `post_base` submits the form to another server (another worker or replica) than the one that showed it;
+    `extra` adds form fields (the project choice).
     """
     with httpx.Client(timeout=60, verify=verify) as browser:
         page = browser.get(url)
@@ -130,12 +132,48 @@ def owner_decides(
         origin = post_base or f"{parts.scheme}://{parts.netloc}"
         answer = browser.post(
             target,
-            data=form | {"decision": decision, "access": access, "agent": agent, "password": password},
+            data=form
+            | {"decision": decision, "access": access, "agent": agent, "password": password}
+            | (extra or {}),
             headers={"Origin": origin, "Referer": url},
         )
         return ConsentResult(
             answer.status_code, answer.headers.get("location", ""), _query(answer), answer.text
         )
+
+
+def grant_tokens(
+    base: str,
+    *,
+    access: str,
+    agent: str,
+    consent_base: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> dict:
+    """The whole flow by hand (httpx): register, authorize, consent (with `extra` form fields), redeem."""
+    with httpx.Client(timeout=60) as http:
+        client_id = http.post(
+            base + "/oauth/register", json={"client_name": "Hand client", "redirect_uris": [REDIRECT]}
+        ).json()["client_id"]
+        verifier, challenge = pkce()
+        url = authorize_url(
+            base, client_id=client_id, challenge=challenge, scope="memory:read memory:write", state="s"
+        )
+        answer = owner_decides(url, access=access, agent=agent, post_base=consent_base, extra=extra)
+        assert answer.status == 302, answer.page
+        code = answer.query["code"][0]
+        response = http.post(
+            (consent_base or base) + "/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "code_verifier": verifier,
+                "redirect_uri": REDIRECT,
+                "client_id": client_id,
+            },
+        )
+    assert response.status_code == 200, response.text
+    return response.json() | {"client_id": client_id, "code": code, "verifier": verifier}
 
 
 def _query(response: httpx.Response) -> dict[str, list[str]]:

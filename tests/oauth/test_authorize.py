@@ -7,6 +7,8 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
+from kenfold.caller import Caller
+from memories import services
 from memories.keys import api_key_create
 from oauth.models import OAuthGrant, Owner
 from oauth.views import redirect_source
@@ -231,6 +233,53 @@ def test_bad_agent_names_rerender_the_page(flow: Flow) -> None:
         answer = flow.consent(flow.authorize_url(challenge), agent=agent)
         assert answer.status_code == 400, agent
         assert "agent name" in answer.content.decode()
+    _no_grant_written()
+
+
+def _approve(flow: Flow, **fields: str) -> tuple[str, object]:
+    """Open the consent page, then approve with `fields` added to what the owner types."""
+    _verifier, challenge = pkce()
+    page = flow.browser.get(flow.authorize_url(challenge)).content.decode()
+    form = consent_form(page) | {"decision": "approve", "access": "write", "password": PASSWORD}
+    return page, flow.browser.post("/oauth/authorize", form | fields)
+
+
+def test_the_owner_limits_a_client_to_projects_on_the_consent_page(flow: Flow) -> None:
+    services.memory_remember(
+        caller=Caller(agent="codex"),
+        content="A rule of the secret project",
+        project="github.com/acme/secret-plan",
+    )
+    page, answer = _approve(
+        flow,
+        agent="limited",
+        projects_choice="some",
+        projects="git@github.com:Acme/Shop.git\r\nhttps://github.com/acme/shop\n  github.com/acme/docs  \n",
+        no_user_memories="on",
+    )
+    # All projects and user-wide memories are the defaults; the page is public, so it names no project.
+    assert 'name="projects_choice" value="all" checked' in page and "secret-plan" not in page
+    assert 'name="no_user_memories">' in page
+    assert answer.status_code == 302, answer.content
+    grant = OAuthGrant.objects.get(agent="limited")
+    assert grant.projects == ["github.com/acme/docs", "github.com/acme/shop"] and not grant.user_memories
+
+
+def test_without_a_project_choice_a_grant_reaches_every_project(flow: Flow) -> None:
+    flow.tokens(access="write", agent="everywhere")
+    grant = OAuthGrant.objects.get(agent="everywhere")
+    assert grant.projects is None and grant.user_memories
+
+
+def test_a_project_choice_without_a_usable_project_rerenders_the_page(flow: Flow) -> None:
+    for listed, problem in (
+        ("  \n ", "List at least one project"),
+        ("/home/me/shop", "Project is a local path"),
+    ):
+        _page, answer = _approve(flow, agent="limited", projects_choice="some", projects=listed)
+        assert answer.status_code == 400
+        text = answer.content.decode()
+        assert problem in text and 'name="projects_choice" value="some" checked' in text
     _no_grant_written()
 
 

@@ -24,6 +24,7 @@ from tests.oauth.support import (
     OAuthServer,
     ScriptedOwner,
     authorize_url,
+    grant_tokens,
     oauth_server,
     owner_decides,
     pkce,
@@ -151,30 +152,7 @@ def _raw_tool_call(
 
 
 def _tokens(server: OAuthServer, *, access: str, agent: str, consent_base: str | None = None) -> dict:
-    """The whole flow by hand (httpx): register, authorize, consent, redeem."""
-    client_id = HTTP.post(
-        server.base + "/oauth/register", json={"client_name": "Hand client", "redirect_uris": [REDIRECT]}
-    ).json()["client_id"]
-    verifier, challenge = pkce()
-    url = authorize_url(
-        server.base, client_id=client_id, challenge=challenge, scope="memory:read memory:write", state="s"
-    )
-    answer = owner_decides(url, access=access, agent=agent, post_base=consent_base)
-    assert answer.status == 302, answer.page
-    code = answer.query["code"][0]
-    token_base = consent_base or server.base
-    response = HTTP.post(
-        token_base + "/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "code_verifier": verifier,
-            "redirect_uri": REDIRECT,
-            "client_id": client_id,
-        },
-    )
-    assert response.status_code == 200, response.text
-    return response.json() | {"client_id": client_id, "code": code, "verifier": verifier}
+    return grant_tokens(server.base, access=access, agent=agent, consent_base=consent_base)
 
 
 def test_api_keys_keep_working_beside_oauth(server: OAuthServer, home: Path) -> None:

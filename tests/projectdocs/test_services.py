@@ -92,14 +92,14 @@ def test_a_changed_page_supersedes_only_its_changed_sections() -> None:
     assert kept.status == "active" and kept.attrs["file_hash"] == "2" * 64, (
         "unchanged sections move, never copy"
     )
-    assert [f.model_dump() for f in docs_files(project=PROJECT).files] == [
+    assert [f.model_dump() for f in docs_files(caller=CLAUDE, project=PROJECT).files] == [
         {"path": "docs/deploy.md", "file_hash": "2" * 64, "sections": 2}
     ]
 
     removed = sync(deleted=("docs/deploy.md",))
     assert removed.retired == 1
     assert {m.status for m in sections("docs/deploy.md")} == {"deleted", "superseded"}
-    assert docs_files(project=PROJECT).files == []
+    assert docs_files(caller=CLAUDE, project=PROJECT).files == []
 
 
 def test_bad_input_changes_nothing_and_a_credential_refuses_only_its_page() -> None:
@@ -208,3 +208,18 @@ def test_titles_and_headings_weigh_more_than_body_text() -> None:
 
     assert first(weights=True) == "docs/ops.md"
     assert first(weights=False) == "docs/misc.md"
+
+
+def test_a_page_sent_twice_alike_is_stored_once_and_two_versions_of_one_path_are_refused() -> None:
+    deploy = page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run on weekdays."))
+    result = sync(deploy, dict(deploy))
+    assert (result.added, result.sections_stored) == (1, 1)
+    assert len(sections("docs/deploy.md")) == 1
+
+    other = page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run on Fridays."), version="2")
+    with pytest.raises(InvalidInput, match="more than once with different contents") as refused:
+        sync(other, page("docs/deploy.md", (["Schedule"], "## Schedule\n\nDeploys run daily."), version="3"))
+    assert "Fridays" not in str(refused.value)
+    assert [memory.content for memory in sections("docs/deploy.md")] == [
+        "## Schedule\n\nDeploys run on weekdays."
+    ]

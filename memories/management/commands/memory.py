@@ -1,6 +1,8 @@
-"""`manage.py memory list|review|approve|reject|forget`: what the owner does that agents cannot."""
+"""`manage.py memory list|review|approve|reject|forget|history|guidelines`: what the owner does that agents cannot."""
 
+import json
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from django.core.management.base import CommandError, CommandParser
@@ -8,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from kenfold.caller import Caller
 from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
-from memories import selectors, services
+from memories import audit, guidelines, selectors, services
 from memories.models import MemoryType, Status
 
 REVIEW_PROMPT = "[a]pprove, [r]eject, replace similar #[1-3], [s]kip, [q]uit: "
@@ -39,6 +41,15 @@ class Command(KenfoldCommand):
         forget = sub.add_parser("forget", help="soft-delete a memory")
         forget.add_argument("id")
         forget.add_argument("--reason", default="")
+        history = sub.add_parser("history", help="who did what to a memory: the audit trail, oldest first")
+        history.add_argument("id")
+        history.add_argument("--json", action="store_true", help="one JSON object per event")
+        rules = sub.add_parser(
+            "guidelines", help="the project's memory guidelines (KENFOLD.md), served first by get_context"
+        )
+        rules.add_argument("guidelines_action", choices=["set", "show", "clear"])
+        rules.add_argument("--project", required=True, help="the repository's git remote URL or name")
+        rules.add_argument("--file", type=Path, help="set: the guidelines file, e.g. KENFOLD.md")
 
     def handle(self, *args: object, **options: object) -> None:
         action = options["action"]
@@ -46,11 +57,15 @@ class Command(KenfoldCommand):
             self._list(options)
         elif action == "review":
             self._review(options.get("stdin") or sys.stdin)
+        elif action == "history":
+            self._history(options)
         elif action == "forget":
             result = services.memory_forget(
                 caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
             )
             self.stdout.write(f"{result.id} {result.status}")
+        elif action == "guidelines":
+            self._guidelines(options)
         else:
             self._decide(action, options)
 
@@ -73,6 +88,53 @@ class Command(KenfoldCommand):
             )
             if memory.status == Status.PROPOSED and memory.supersedes_id is not None:
                 self.stdout.write(f"{'':40}replaces {memory.supersedes_id} once approved")
+
+    def _history(self, options: dict) -> None:
+        memory, events = audit.memory_trail(memory_id=options["id"])
+        labels = audit.credential_labels(event.credential for event in events)
+        if options["json"]:
+            for event in events:
+                self.stdout.write(json.dumps(audit.event_json(event, labels)))
+            return
+        if memory is not None:
+            self.stdout.write(
+                f"{memory.id}  {memory.status}  {memory.type}  {memory.scope}  written by {memory.source_agent} "
+                f"at {memory.created_at:%Y-%m-%d %H:%M:%S} UTC"
+            )
+        if not events:
+            self.stdout.write("No changes recorded (it predates the audit trail).")
+        for event in events:
+            who = f"{labels[event.credential]} ({event.credential})" if event.credential else "no credential"
+            detail = ", ".join(f"{key}={value}" for key, value in sorted(event.detail.items()))
+            self.stdout.write(
+                f"{event.at:%Y-%m-%d %H:%M:%S}  {event.action:10}  {event.agent}  {who}"
+                + (f"  {detail}" if detail else "")
+            )
+
+    def _guidelines(self, options: dict) -> None:
+        what, project = options["guidelines_action"], options["project"]
+        if what == "set":
+            path = options["file"]
+            if path is None:
+                raise CommandError("set needs --file: the guidelines file, e.g. --file KENFOLD.md")
+            try:
+                content = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(
+                    f"cannot read the guidelines file ({exc.__class__.__name__}): check --file"
+                ) from None
+            memory, changed = guidelines.guidelines_set(
+                project=project, content=content, actor=services.CLI_AGENT, source="owner"
+            )
+            self.stdout.write(f"{'set' if changed else 'unchanged'} {memory.id} {memory.scope}")
+        elif what == "show":
+            memory = guidelines.guidelines_current(scope=guidelines.guidelines_scope(project))
+            if memory is None:
+                raise CommandError("this project has no guidelines; set them with: memory guidelines set")
+            self.stdout.write(f"{memory.id} {memory.scope}\n{memory.content}")
+        else:
+            retired = guidelines.guidelines_clear(project=project, actor=services.CLI_AGENT)
+            self.stdout.write(f"cleared {retired.id}" if retired else "this project had no guidelines")
 
     def _decide(self, action: str, options: dict) -> None:
         failures = 0

@@ -6,7 +6,7 @@ import sys
 from django.core.management.base import CommandError, CommandParser
 
 from kenfold.management.base import KenfoldCommand
-from memories import providers
+from memories import extensions, providers
 from memories.embedding_store import DEFAULT_BATCH, backfill
 from memories.scope_indexes import build_scope_indexes
 
@@ -42,6 +42,7 @@ class Command(KenfoldCommand):
             )
         sys.stderr.write("Building per-scope vector indexes (writers are not blocked)...\n")
         indexes = build_scope_indexes(budget_seconds=float("inf"), progress=progress)
+        extensions.retrieval_changed(extensions.REINDEXED)
         sys.stderr.write("\n")
         if indexes.busy:
             self.stdout.write(

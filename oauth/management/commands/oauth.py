@@ -1,4 +1,5 @@
-"""`manage.py oauth clients [--all] [--json] | revoke <grant|prefix>`: the remote clients the owner let in."""
+"""`manage.py oauth clients [--all] [--json] | revoke <grant|prefix> | quota <grant|prefix> [...]`: the remote
+clients the owner let in."""
 
 import json
 from datetime import datetime
@@ -6,6 +7,8 @@ from datetime import datetime
 from django.core.management.base import CommandParser
 
 from kenfold.management.base import KenfoldCommand
+from memories.access import projects_column
+from memories.management.commands.key import add_quota_arguments, set_quota
 from oauth import services
 
 
@@ -21,6 +24,10 @@ class Command(KenfoldCommand):
         revoke.add_argument(
             "grant", help="grant id, or its first characters (at least 4) as `oauth clients` shows"
         )
+
+        quota = sub.add_parser("quota", help="show or set a grant's write quotas (0 = no limit)")
+        quota.add_argument("grant", help="grant id, or its first characters (at least 4)")
+        add_quota_arguments(quota)
 
     def handle(self, *args: object, **options: object) -> None:
         getattr(self, f"_{options['action']}")(options)
@@ -38,6 +45,8 @@ class Command(KenfoldCommand):
                             "client_id": row.client_id,
                             "agent": g.agent,
                             "access": g.access,
+                            "projects": g.projects,
+                            "user_memories": g.user_memories,
                             "created_at": g.created_at.isoformat(),
                             "last_used_at": g.last_used_at.isoformat() if g.last_used_at else None,
                             "revoked_at": g.revoked_at.isoformat() if g.revoked_at else None,
@@ -51,20 +60,26 @@ class Command(KenfoldCommand):
             )
             return
         self.stdout.write(
-            f"{'GRANT':8}  {'CLIENT':24}  {'AGENT':20}  {'ACCESS':10}  {'LAST USED':16}  STATUS"
+            f"{'GRANT':8}  {'CLIENT':24}  {'AGENT':20}  {'ACCESS':10}  {'LAST USED':16}  {'STATUS':7}  PROJECTS"
         )
         for row in rows:
             g = row.grant
             status = f"revoked ({g.revoke_reason})" if g.revoked_at else "active"
             self.stdout.write(
                 f"{str(g.id)[:8]}  {row.client_name[:24]:24}  {g.agent[:20]:20}  {g.access:10}  "
-                f"{_when(g.last_used_at):16}  {status}"
+                f"{_when(g.last_used_at):16}  {status:7}  {projects_column(g.projects, g.user_memories)}"
             )
 
     def _revoke(self, options: dict) -> None:
         grant = services.grant_revoke(ident=options["grant"])
         self.stdout.write(
             f"Revoked grant {grant.id} (agent {grant.agent}); the client must be approved again to reconnect."
+        )
+
+    def _quota(self, options: dict) -> None:
+        grant = services.grant_find(ident=options["grant"])
+        self.stdout.write(
+            f"Grant {grant.id} (agent {grant.agent}): " + set_quota(f"grant:{grant.id}", options)
         )
 
 
