@@ -33,6 +33,7 @@ from kenfold_common.errors import InvalidInput
 from kenfold_common.secrets import find_nested_secrets, find_secrets, redact_nested, redact_secrets
 from memories import extensions
 from memories.audit import audit_record
+from memories.insert import memory_insert_staged, screened
 from memories.models import Memory, MemoryAction, MemoryEmbedding, MemoryType, Status, Trust
 from memories.services import CLI_AGENT
 from memories.tasks import BACKFILL_TASK
@@ -114,7 +115,11 @@ class _Stager:
 
 def _memory_row(line: int, record: MemoryRecord) -> tuple[Any, ...]:
     values = record.model_dump()
-    values["attrs"] = Jsonb(values["attrs"])
+    # Screened like every write: an imported instruction waits for the owner as a remembered one would.
+    values["status"], attrs = screened(
+        content=values["content"], attrs=values["attrs"], trust=values["trust"], status=values["status"]
+    )
+    values["attrs"] = Jsonb(attrs)
     return (line, *(values[name] for name in MEMORY_FIELDS))
 
 
@@ -204,10 +209,8 @@ WHERE s.status = '{Status.ACTIVE.value}' AND s.type = '{MemoryType.PREFERENCE.va
 """
 
 # Each statement returns what it inserted; what it left out is counted from the staging table.
-_INSERT_MEMORIES = """
-INSERT INTO memory (id, type, scope, content, attrs, source_agent, source_session, evidence_uri, trust,
-    confidence, status, supersedes_id, valid_from, valid_to, expires_at, created_at, updated_at, code_state,
-    active_from, ended_at)
+# What memory_insert_staged inserts (its STAGED_COLUMNS, in order).
+_STAGED_MEMORIES = """
 SELECT s.id, s.type, s.scope, s.content, s.attrs, s.source_agent, s.source_session, s.evidence_uri, s.trust,
     s.confidence, s.status,
     -- The foreign key is checked at commit, so a link to a later record of the archive is fine.
@@ -282,12 +285,7 @@ def archive_import(
             )
             report.memories = report.read["memories"] - report.memories_already_here
             if not dry_run:
-                cursor.execute(_INSERT_MEMORIES + " RETURNING id")
-                # The ids are read in batches from the result already fetched; one event per memory.
-                while batch := cursor.fetchmany(STAGE_BATCH):
-                    audit_record(
-                        action=MemoryAction.IMPORTED, memory_ids=[row[0] for row in batch], agent=actor
-                    )
+                memory_insert_staged(select=_STAGED_MEMORIES, actor=actor)
             # Edges and refs are judged against the memories as they stand after the insert (in a dry
             # run, as they would stand: here or in the archive).
             present = (

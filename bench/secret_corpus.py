@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -26,9 +26,15 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
+from tests.common.secret_world.fifth_unseen import fifth_unseen_part  # noqa: E402
+from tests.common.secret_world.fourth_unseen import fourth_unseen_part, is_fourth_kind  # noqa: E402
 from tests.common.secret_world.fresh_aside import fresh_aside_part  # noqa: E402
 from tests.common.secret_world.held_out import held_out_part  # noqa: E402
+from tests.common.secret_world.second_unseen import is_new_kind, second_unseen_part  # noqa: E402
+from tests.common.secret_world.seventh_unseen import seventh_unseen_part  # noqa: E402
+from tests.common.secret_world.sixth_unseen import sixth_unseen_part  # noqa: E402
 from tests.common.secret_world.texts import Sample  # noqa: E402
+from tests.common.secret_world.third_unseen import is_third_kind, third_unseen_part  # noqa: E402
 from tests.common.secret_world.unseen import unseen_part  # noqa: E402
 
 
@@ -104,6 +110,14 @@ def measure(
         f"== {name}: {len(credentials)} credentials of {len({s.kind for s in credentials})} kinds, {len(look_alikes)} look-alikes"
     )
     print(f"credentials refused: {caught}/{len(credentials)} = {caught / len(credentials):.2%}")
+    own_kinds = {"second-unseen": is_new_kind, "third-unseen": is_third_kind, "fourth-unseen": is_fourth_kind}
+    if name in own_kinds:
+        new = [s for s in credentials if own_kinds[name](s)]
+        new_caught = len(new) - sum(missed[kind] for kind in {s.kind for s in new})
+        print(
+            f"  of kinds no other part has: {new_caught}/{len(new)} = {new_caught / len(new):.2%}; "
+            f"of the older kinds: {caught - new_caught}/{len(credentials) - len(new)}"
+        )
     print(f"look-alikes refused: {len(refused)}/{len(look_alikes)} = {len(refused) / len(look_alikes):.2%}")
     print(f"refused but not fully redacted: {leaks}")
     print("caught by layer: " + ", ".join(f"{layer} {count}" for layer, count in layers.most_common()))
@@ -156,7 +170,22 @@ def time_per_kilobyte(rules: ModuleType) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=("main", "aside", "fresh-aside", "held-out", "unseen", "all"), default="all"
+        "--part",
+        choices=(
+            "main",
+            "aside",
+            "fresh-aside",
+            "held-out",
+            "unseen",
+            "second-unseen",
+            "third-unseen",
+            "fourth-unseen",
+            "fifth-unseen",
+            "sixth-unseen",
+            "seventh-unseen",
+            "all",
+        ),
+        default="all",
     )
     parser.add_argument("--rules")
     parser.add_argument("--detect-secrets", dest="detect_secrets")
@@ -178,6 +207,12 @@ def main() -> None:
         "fresh-aside": fresh_aside_part,
         "held-out": held_out_part,
         "unseen": unseen_part,
+        "second-unseen": second_unseen_part,
+        "third-unseen": third_unseen_part,
+        "fourth-unseen": fourth_unseen_part,
+        "fifth-unseen": fifth_unseen_part,
+        "sixth-unseen": sixth_unseen_part,
+        "seventh-unseen": seventh_unseen_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

@@ -28,6 +28,7 @@ from kenfold_common.secrets import redact_secrets
 from memories import extensions, providers
 from memories.audit import audit_record
 from memories.chat import ChatError, ChatModel, ChatOutputError
+from memories.insert import memory_insert
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust, served_sql
 from memories.selectors import extraction_counts
 
@@ -365,7 +366,7 @@ def proposal_apply(*, proposal_id: str, actor: str) -> Applied:
 def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: datetime) -> Applied:
     if proposal.kind == Kind.DIGEST:
         sessions = sorted(members, key=lambda m: (m.created_at, m.id))
-        result = Memory.objects.create(
+        result = memory_insert(
             type=MemoryType.EPISODIC,
             scope=proposal.scope,
             content=proposal.content,
@@ -384,15 +385,9 @@ def _apply(*, proposal: Consolidation, members: list[Memory], actor: str, now: d
             status=Status.ACTIVE,
             # Dated like the last session it covers, so it never counts as a recent session.
             created_at=sessions[-1].created_at,
-            updated_at=now,
+            actor=actor,
+            audit_detail={"consolidation": str(proposal.pk)},
         )
-        audit_record(
-            action=MemoryAction.CREATED,
-            memory_ids=[result.pk],
-            agent=actor,
-            detail={"type": result.type, "consolidation": str(proposal.pk)},
-        )
-        extensions.memory_inserted(result)
         retired = sessions
     else:
         result = next(m for m in members if m.pk == proposal.keep_id)

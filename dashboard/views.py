@@ -5,7 +5,9 @@ every change is attributed to the agent `kenfold-dashboard`. Memory text is only
 which escape it.
 """
 
+import functools
 import uuid
+from collections.abc import Callable
 from math import ceil
 from urllib.parse import urlencode
 
@@ -21,7 +23,7 @@ from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold_common.errors import InvalidInput, KenfoldError, NotFound
+from kenfold_common.errors import Conflict, InvalidInput, KenfoldError, NotFound
 from memories import audit, keys, quotas, selectors, services, usage
 from memories.access import limit_summary
 from memories.models import MemoryType, Status
@@ -63,6 +65,41 @@ def _flash(request: HttpRequest, level: str, text: str) -> None:
 
 def _back(request: HttpRequest, default: str) -> HttpResponse:
     return HttpResponseRedirect(safe_next(request.POST.get("back") or default), status=303)
+
+
+def action(
+    *,
+    back: Callable[..., str],
+    not_found: str | None = None,
+    gone_back: Callable[..., str] | None = None,
+    wording: Callable[[str], str] = lambda text: text,
+) -> Callable[[Callable[..., str]], Callable[..., HttpResponse]]:
+    """The one place where a POST action's domain error becomes words for the owner.
+
+    The decorated view returns its success message, or raises a KenfoldError having changed nothing: the
+    error is flashed (`wording` of its message; a NotFound as `not_found` when given, then back to
+    `gone_back`, the page of the thing being gone). Either way the answer is a 303 to `back(**url
+    arguments)`, or to the form's own `back` field when it names a dashboard page.
+    """
+
+    def decorate(view: Callable[..., str]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def answer(request: HttpRequest, **arguments: object) -> HttpResponse:
+            target = back(**arguments)
+            try:
+                message = view(request, **arguments)
+            except NotFound as exc:
+                _flash(request, "error", not_found or wording(exc.message))
+                target = gone_back(**arguments) if gone_back else target
+            except KenfoldError as exc:
+                _flash(request, "error", wording(exc.message))
+            else:
+                _flash(request, "ok", message)
+            return _back(request, target)
+
+        return answer
+
+    return decorate
 
 
 def _reason(request: HttpRequest, default: str = "") -> str:
@@ -292,26 +329,23 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "history": selectors.memory_history(memory),
             "edges": selectors.memory_edges(memory),
             "similar": similar,
+            "flagged": selectors.flag_reasons(memory),
             "events": _labelled(audit.memory_events(memory_id=memory.pk)),
         },
     )
 
 
-def memory_forget(request: HttpRequest, memory_id: str) -> HttpResponse:
-    back = f"{PREFIX}memories/{memory_id}"
-    try:
-        memory = selectors.memory_get(memory_id=memory_id)
-        if memory.status == Status.DELETED:
-            _flash(request, "error", "Already forgotten; nothing was changed.")
-        else:
-            services.memory_forget(caller=CALLER, memory_id=memory_id, reason=_reason(request))
-            _flash(request, "ok", "Forgotten: agents no longer see this memory.")
-    except NotFound:
-        _flash(request, "error", "That memory no longer exists; nothing was changed.")
-        back = PREFIX + "memories"
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message)
-    return HttpResponseRedirect(safe_next(back), status=303)
+@action(
+    back=lambda memory_id: f"{PREFIX}memories/{memory_id}",
+    not_found="That memory no longer exists; nothing was changed.",
+    gone_back=lambda memory_id: PREFIX + "memories",
+)
+def memory_forget(request: HttpRequest, memory_id: str) -> str:
+    memory = selectors.memory_get(memory_id=memory_id)
+    if memory.status == Status.DELETED:
+        raise Conflict("Already forgotten; nothing was changed.")
+    services.memory_forget(caller=CALLER, memory_id=memory_id, reason=_reason(request))
+    return "Forgotten: agents no longer see this memory."
 
 
 # --- audit -----------------------------------------------------------------------------------------------
@@ -409,54 +443,41 @@ def key_create(request: HttpRequest) -> HttpResponse:
     return _clients_page(request, created=key, raw_key=raw, connect_lines=lines)
 
 
-def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
-    try:
-        before = keys.api_key_list(include_revoked=True).filter(pk=key_id).first()
-        if before is None:
-            raise NotFound("That key no longer exists; nothing was changed.")
-        if before.revoked_at is not None:
-            _flash(request, "error", "Already revoked; nothing was changed.")
-        else:
-            key = keys.api_key_revoke(ident=str(before.pk))
-            _flash(request, "ok", f"Revoked the key {key.prefix}… of {key.agent}; it stops working now.")
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message)
-    return HttpResponseRedirect(PREFIX + "clients", status=303)
+@action(back=lambda key_id: PREFIX + "clients")
+def key_revoke(request: HttpRequest, key_id: uuid.UUID) -> str:
+    before = keys.api_key_list(include_revoked=True).filter(pk=key_id).first()
+    if before is None:
+        raise NotFound("That key no longer exists; nothing was changed.")
+    if before.revoked_at is not None:
+        raise Conflict("Already revoked; nothing was changed.")
+    key = keys.api_key_revoke(ident=str(before.pk))
+    return f"Revoked the key {key.prefix}… of {key.agent}; it stops working now."
 
 
-def key_projects(request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+@action(back=lambda key_id: PREFIX + "clients")
+def key_projects(request: HttpRequest, key_id: uuid.UUID) -> str:
     """Change the projects a key reaches (none listed: every project), without a new key."""
     listed = _listed_projects(request)
-    try:
-        key = keys.api_key_limit(
-            ident=str(key_id),
-            set_to=listed or None,
-            all_projects=not listed,
-            user_memories="no_user_memories" not in request.POST,
-        )
-        _flash(
-            request,
-            "ok",
-            f"The key {key.prefix}… of {key.agent} now reaches {limit_summary(key.projects, key.user_memories)}.",
-        )
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message)
-    return HttpResponseRedirect(PREFIX + "clients", status=303)
+    key = keys.api_key_limit(
+        ident=str(key_id),
+        set_to=listed or None,
+        all_projects=not listed,
+        user_memories="no_user_memories" not in request.POST,
+    )
+    return (
+        f"The key {key.prefix}… of {key.agent} now reaches {limit_summary(key.projects, key.user_memories)}."
+    )
 
 
-def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> HttpResponse:
-    try:
-        rows = [row for row in grant_list(include_revoked=True) if row.grant.pk == grant_id]
-        if not rows:
-            raise NotFound("That remote client no longer exists; nothing was changed.")
-        if rows[0].grant.revoked_at is not None:
-            _flash(request, "error", "Already revoked; nothing was changed.")
-        else:
-            grant_revoke(ident=str(grant_id))
-            _flash(request, "ok", f"Disconnected {rows[0].client_name}: its tokens stop working now.")
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message)
-    return HttpResponseRedirect(PREFIX + "clients", status=303)
+@action(back=lambda grant_id: PREFIX + "clients")
+def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> str:
+    rows = [row for row in grant_list(include_revoked=True) if row.grant.pk == grant_id]
+    if not rows:
+        raise NotFound("That remote client no longer exists; nothing was changed.")
+    if rows[0].grant.revoked_at is not None:
+        raise Conflict("Already revoked; nothing was changed.")
+    grant_revoke(ident=str(grant_id))
+    return f"Disconnected {rows[0].client_name}: its tokens stop working now."
 
 
 # --- consolidation proposals -------------------------------------------------------------------------------
@@ -490,35 +511,29 @@ def proposals(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _proposal_outcome(request: HttpRequest, action) -> HttpResponse:
-    try:
-        message = action()
-    except NotFound:
-        _flash(request, "error", "That proposal no longer exists; nothing was changed.")
-    except KenfoldError as exc:
-        text = exc.message
-        if "already decided" in text:
-            text = "Already decided: " + text
-        _flash(request, "error", text[:1].upper() + text[1:])
-    else:
-        _flash(request, "ok", message)
-    return _back(request, PREFIX + "proposals")
+def _proposal_wording(text: str) -> str:
+    text = "Already decided: " + text if "already decided" in text else text
+    return text[:1].upper() + text[1:]
 
 
-def proposal_apply(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    def apply() -> str:
-        applied = consolidating.proposal_apply(proposal_id=proposal_id, actor=ACTOR)
-        return f"Applied: {len(applied.retired)} memor{'y' if len(applied.retired) == 1 else 'ies'} retired."
+@action(
+    back=lambda proposal_id: PREFIX + "proposals",
+    not_found="That proposal no longer exists; nothing was changed.",
+    wording=_proposal_wording,
+)
+def proposal_apply(request: HttpRequest, proposal_id: str) -> str:
+    applied = consolidating.proposal_apply(proposal_id=proposal_id, actor=ACTOR)
+    return f"Applied: {len(applied.retired)} memor{'y' if len(applied.retired) == 1 else 'ies'} retired."
 
-    return _proposal_outcome(request, apply)
 
-
-def proposal_reject(request: HttpRequest, proposal_id: str) -> HttpResponse:
-    def reject() -> str:
-        consolidating.proposal_reject(proposal_id=proposal_id, actor=ACTOR, reason=_reason(request))
-        return "Rejected: these memories will not be proposed together again."
-
-    return _proposal_outcome(request, reject)
+@action(
+    back=lambda proposal_id: PREFIX + "proposals",
+    not_found="That proposal no longer exists; nothing was changed.",
+    wording=_proposal_wording,
+)
+def proposal_reject(request: HttpRequest, proposal_id: str) -> str:
+    consolidating.proposal_reject(proposal_id=proposal_id, actor=ACTOR, reason=_reason(request))
+    return "Rejected: these memories will not be proposed together again."
 
 
 def not_a_page(request: HttpRequest, rest: str = "") -> HttpResponse:

@@ -15,6 +15,7 @@ from kenfold.db_functions import xact_lock
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import reject_secrets
+from memories.insert import memory_insert
 from memories.models import Memory, MemoryType, Status, Trust
 from memories.presenters import GUIDELINES_KIND
 
@@ -71,11 +72,7 @@ def guidelines_set(
                 Memory.objects.filter(pk=current.pk).update(attrs=attrs)
                 current.attrs = attrs
             return current, False
-        if current is not None:
-            Memory.objects.filter(pk=current.pk, status=Status.ACTIVE).update(
-                status=Status.SUPERSEDED, ended_at=now
-            )
-        memory = Memory.objects.create(
+        memory = memory_insert(
             type=MemoryType.PROJECT,
             scope=scope,
             content=text,
@@ -85,7 +82,9 @@ def guidelines_set(
             status=Status.ACTIVE,
             supersedes=current,
             created_at=now,
-            updated_at=now,
+            # Guidelines are the owner's instructions to agents on purpose: flagging them as
+            # instruction-like would tell agents not to follow them.
+            screen_content=False,
         )
     return memory, True
 

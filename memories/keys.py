@@ -18,7 +18,7 @@ from django.db.models import Q, QuerySet
 from kenfold import clock
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
-from kenfold_common.identity import invalid_agent_name_message, is_valid_agent_name
+from kenfold_common.identity import check_credential_agent
 from kenfold_common.secrets import reject_secrets
 from kenfold_common.text import has_invisible
 from memories.access import project_limit
@@ -63,8 +63,7 @@ def api_key_create(
     False keeps user-wide memories from it (memories.access).
     """
     limit = project_limit(projects)
-    if not is_valid_agent_name(agent):
-        raise InvalidInput(invalid_agent_name_message("the name given", example="claude-code"))
+    check_credential_agent(agent, what="the name given")
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
     reject_secrets(field="the agent name", text=agent)
     label = _clean_label(label)

@@ -20,6 +20,8 @@ _NOT_HASHED = {
 }
 
 HANDOFF_KIND = "handoff"
+# The attrs key holding the poisoning screen's reasons (memories.insert), kept after the owner approves.
+FLAGS_KEY = "flags"
 # A section of a project's documentation, stored by `kenfold docs sync` (projectdocs): attrs carry its
 # page's path, heading_path, chunk_index, file_hash and frontmatter fields.
 DOC_KIND = "doc"
@@ -57,6 +59,7 @@ def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
         heading_path=list(attrs.get("heading_path") or []) if doc else None,
         # Any code state is stale: a changed file alone never sets one (coderefs decides).
         stale=True if memory.code_state else None,
+        flags=list(attrs.get(FLAGS_KEY) or []) or None,
     )
 
 

@@ -28,8 +28,9 @@ from memories.classification import classify_enabled, classify_type
 from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
 from memories.history import parse_as_of
+from memories.insert import memory_insert
 from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
-from memories.presenters import GUIDELINES_KIND, HANDOFF_KIND, memory_view
+from memories.presenters import FLAGS_KEY, GUIDELINES_KIND, HANDOFF_KIND, memory_view
 from memories.quotas import quota_charge
 from memories.schemas import (
     ForgetOutput,
@@ -358,13 +359,14 @@ def _insert(
     session_id: str | None,
     attrs: dict,
     supersedes: Memory | None,
+    retire_superseded: bool = True,
 ) -> Memory:
-    now = clock.now()
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
     # Every other lock of the write is taken by now (the module doc of memories.quotas says why it matters).
     quota_charge(caller=caller, writes=1, memories=1)
-    memory = Memory.objects.create(
+    now = clock.now()
+    return memory_insert(
         type=type,
         scope=scope,
         content=content,
@@ -372,41 +374,13 @@ def _insert(
         source_agent=caller.agent,
         source_session=session_id,
         trust=Trust.AGENT,
-        confidence=0.5,
         status=Status.PROPOSED if _needs_review(type=type, supersedes=supersedes) else Status.ACTIVE,
         supersedes=supersedes,
+        retire_superseded=retire_superseded,
         expires_at=now + ttl if ttl else None,
         created_at=now,
-        updated_at=now,
-    )
-    # A served replacement retires what it replaces; a proposed one leaves it serving until the owner
-    # approves the new memory (memory_approve retires it then).
-    if supersedes is not None and memory.status == Status.ACTIVE:
-        retired = Memory.objects.filter(pk=supersedes.pk, status=Status.ACTIVE).update(
-            status=Status.SUPERSEDED, ended_at=now
-        )
-        # A handoff retired its predecessors itself (and recorded it); only a change here is recorded.
-        if retired:
-            audit_record(
-                action=MemoryAction.SUPERSEDED,
-                memory_ids=[supersedes.pk],
-                agent=caller.agent,
-                credential=caller.credential,
-                detail={"by": str(memory.pk)},
-            )
-    audit_record(
-        action=MemoryAction.CREATED,
-        memory_ids=[memory.pk],
-        agent=caller.agent,
         credential=caller.credential,
-        detail={
-            "type": type,
-            "status": memory.status,
-            "supersedes": str(supersedes.pk) if supersedes else None,
-        },
     )
-    extensions.memory_inserted(memory)
-    return memory
 
 
 def _needs_review(*, type: str, supersedes: Memory | None) -> bool:
@@ -423,7 +397,12 @@ def _remember_output(memory: Memory) -> RememberOutput:
     primary = _embed_committed(memory)
     similar = [] if memory.type in NO_SIMILAR_TYPES else _similar(memory, primary)
     return RememberOutput(
-        id=str(memory.id), type=memory.type, status=memory.status, deduplicated=False, similar=similar or None
+        id=str(memory.id),
+        type=memory.type,
+        status=memory.status,
+        deduplicated=False,
+        similar=similar or None,
+        flags=list(memory.attrs.get(FLAGS_KEY) or []) or None,
     )
 
 
@@ -535,15 +514,6 @@ def handoff_create(
             "-created_at", "-id"
         )
         newest = previous.first()
-        retired = list(previous.values_list("id", flat=True))
-        previous.update(status=Status.SUPERSEDED, ended_at=clock.now())
-        audit_record(
-            action=MemoryAction.SUPERSEDED,
-            memory_ids=retired,
-            agent=caller.agent,
-            credential=caller.credential,
-            detail={"reason": "a newer handoff"},
-        )
         memory = _insert(
             caller=caller,
             content=summary,
@@ -553,10 +523,24 @@ def handoff_create(
             session_id=session_id,
             attrs={"kind": HANDOFF_KIND, "next_steps": steps, "type_source": "agent"},
             supersedes=newest,
+            retire_superseded=False,
         )
+        # A handoff held for review (it reads like an instruction) leaves the current one served.
+        if memory.status == Status.ACTIVE:
+            retired = list(previous.exclude(pk=memory.pk).values_list("id", flat=True))
+            Memory.objects.filter(pk__in=retired).update(status=Status.SUPERSEDED, ended_at=clock.now())
+            audit_record(
+                action=MemoryAction.SUPERSEDED,
+                memory_ids=retired,
+                agent=caller.agent,
+                credential=caller.credential,
+                detail={"reason": "a newer handoff"},
+            )
     # Recall searches handoffs too (they are active memories of the scope), by meaning as well as by word.
     _embed_committed(memory)
-    return HandoffOutput(id=str(memory.id), expires_at=memory.expires_at)
+    return HandoffOutput(
+        id=str(memory.id), expires_at=memory.expires_at, flags=list(memory.attrs.get(FLAGS_KEY) or []) or None
+    )
 
 
 def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutput:

@@ -31,7 +31,12 @@ from kenfold_common.errors import (
     PermissionDenied,
     TooManyAttempts,
 )
-from kenfold_common.identity import is_reserved_agent_name, is_valid_agent_name, sanitize_agent_name
+from kenfold_common.identity import (
+    check_credential_agent,
+    is_reserved_agent_name,
+    is_valid_agent_name,
+    sanitize_agent_name,
+)
 from kenfold_common.secrets import find_secrets, reject_secrets
 from memories.access import project_limit
 from memories.models import ApiKey
@@ -90,11 +95,7 @@ def _agent_from_client_name(client_name: str) -> str:
 
 def check_grant_agent(*, agent: str) -> None:
     """The agent a grant's writes are attributed to: a valid name that Kenfold does not keep for itself."""
-    if not is_valid_agent_name(agent) or is_reserved_agent_name(agent):
-        raise InvalidInput(
-            "The agent name must be 1-64 lowercase letters, digits, dots, dashes or underscores, starting with a "
-            "letter or digit, and not unknown, kenfold or kenfold-…"
-        )
+    check_credential_agent(agent, what="The agent name")
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
     reject_secrets(field="The agent name", text=agent)
 
@@ -238,15 +239,17 @@ def grant_find(*, ident: str) -> OAuthGrant:
 
 
 def grant_revoke(*, ident: str) -> OAuthGrant:
-    """Revoke a grant by its id or the start of it (at least 4 characters); an ambiguous prefix is refused."""
+    """The owner revokes a grant by its id or the start of it (at least 4 characters); an ambiguous prefix
+    is refused. The grant ends as every other end of a grant does (grant_end)."""
     grant = grant_find(ident=ident)
-    revoke_grant(grant=grant, reason="revoked by the owner")
+    grant_end(grant=grant, reason="revoked by the owner")
     grant.refresh_from_db()
     return grant
 
 
-def revoke_grant(*, grant: OAuthGrant, reason: str) -> None:
-    """End a grant and every token issued under it. Idempotent; the first reason is kept."""
+def grant_end(*, grant: OAuthGrant, reason: str) -> None:
+    """End a grant and every token issued under it, for any reason (the owner, the client revoking its
+    refresh token, a newer consent, a replayed refresh token). Idempotent; the first reason is kept."""
     with transaction.atomic():
         OAuthGrant.objects.filter(pk=grant.pk, revoked_at__isnull=True).update(
             revoked_at=clock.now(), revoke_reason=reason

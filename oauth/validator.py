@@ -35,7 +35,7 @@ from kenfold import clock
 from oauth import tokens
 from oauth.models import OAuthGrant
 from oauth.security import security_event
-from oauth.services import revoke_grant
+from oauth.services import grant_end
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class KenfoldValidator(OAuth2Validator):
             application_id=grant.application_id, created_at__lt=grant.created_at, revoked_at__isnull=True
         )
         for old in older:
-            revoke_grant(grant=old, reason="replaced by a newer consent")
+            grant_end(grant=old, reason="replaced by a newer consent")
 
     def _create_refresh_token(
         self, request: Any, refresh_token_code: str, access_token: Any, previous_refresh_token: Any
@@ -270,4 +270,4 @@ class KenfoldValidator(OAuth2Validator):
 
     def _revoke(self, grant: OAuthGrant, reason: str) -> None:
         security_event("replay", grant=str(grant.pk), client=grant.application.client_id, reason=reason)
-        revoke_grant(grant=grant, reason=reason)
+        grant_end(grant=grant, reason=reason)

@@ -42,9 +42,9 @@ from oauth.security import security_event
 from oauth.services import (
     check_grant_agent,
     consent_projects,
+    grant_end,
     owner_user,
     password_check,
-    revoke_grant,
     suggest_agent,
 )
 
@@ -512,7 +512,7 @@ class KenfoldRevokeView(RevokeTokenView):
                 else None
             )
             if grant is not None:
-                revoke_grant(grant=grant, reason="refresh token revoked by the client")
+                grant_end(grant=grant, reason="refresh token revoked by the client")
         return response
 
 

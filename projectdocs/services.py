@@ -19,7 +19,6 @@ from typing import Any
 
 from django.db import transaction
 
-from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.docs import (
@@ -32,9 +31,10 @@ from kenfold_common.docs import (
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import access, extensions
+from memories import access
 from memories.audit import audit_record
 from memories.guidelines import GUIDELINES_FILE, guidelines_clear, guidelines_set
+from memories.insert import memory_insert
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
 from memories.quotas import quota_charge
@@ -274,7 +274,6 @@ def _store_file(
     if old and all(memory.attrs.get("file_hash") == file.file_hash for memory in old):
         output.unchanged += 1
         return []
-    now = clock.now()
     unmatched = {_signature(memory.content, memory.attrs): memory for memory in old}
     by_index = {memory.attrs.get("chunk_index"): memory for memory in old}
     kept: list[Memory] = []
@@ -298,7 +297,7 @@ def _store_file(
             replaced = next((m for m in unmatched.values() if m.pk in retired), None)
         if replaced is not None:
             retired.discard(replaced.pk)
-        memory = Memory.objects.create(
+        memory = memory_insert(
             type=MemoryType.PROJECT,
             scope=scope,
             content=file.chunks[index].content,
@@ -307,21 +306,11 @@ def _store_file(
             trust=Trust.EXTERNAL,
             status=Status.ACTIVE,
             supersedes=replaced,
-            created_at=now,
-            updated_at=now,
-        )
-        audit_record(
-            action=MemoryAction.CREATED,
-            memory_ids=[memory.pk],
-            agent=caller.agent,
+            # The page's old sections are retired below, all at once, with one event.
+            retire_superseded=False,
             credential=caller.credential,
-            detail={
-                "type": memory.type,
-                "path": file.path,
-                "supersedes": str(replaced.pk) if replaced else None,
-            },
+            audit_detail={"path": file.path},
         )
-        extensions.memory_inserted(memory)
         created.append(memory)
     superseded = [memory.pk for memory in old if memory not in kept]
     Memory.objects.filter(pk__in=superseded, status=Status.ACTIVE).update(status=Status.SUPERSEDED)

@@ -163,6 +163,18 @@ def is_reserved_agent_name(name: str) -> bool:
     return name in (UNKNOWN_AGENT, "kenfold") or name.startswith("kenfold-")
 
 
+def check_credential_agent(agent: str, *, what: str = "the agent name") -> None:
+    """The one rule for the agent a credential (an API key, an OAuth grant) writes as: a valid name that
+    Kenfold does not keep for itself. Raises InvalidInput that never repeats the name."""
+    if not is_valid_agent_name(agent):
+        raise InvalidInput(invalid_agent_name_message(what, example="claude-code"))
+    if is_reserved_agent_name(agent):
+        raise InvalidInput(
+            f"{what} is one Kenfold keeps for itself (unknown, kenfold, kenfold-…): a credential may not write "
+            "as Kenfold; choose the agent's own name, such as claude-code"
+        )
+
+
 def invalid_agent_name_message(what: str, *, example: str) -> str:
     """Why a name was refused, without the name itself (it may be anything a caller typed)."""
     return f"{what} is not a valid agent name: use {_AGENT_NAME_RULE} (for example {example})"

@@ -12,7 +12,7 @@ password field, not like a password a person would choose (``Summer2021!``).
 The rules read the text as written and then as a reader would see it (NFKC, invisible characters removed,
 percent-escapes decoded, lines joined inside a token, base64 runs decoded, placeholder words inside a real
 token masked), so that a disguised credential is found too; docs/security.md says what each reading adds,
-measured on credentials of 134 documented formats (tests/common/secret_world).
+measured on credentials of 278 documented formats (tests/common/secret_world).
 
 This runs on every write and on hook captures far longer than a memory, so the patterns are compiled once
 and kept linear in the length of the text: no nested repetitions, possessive runs where a tail can still
@@ -22,6 +22,8 @@ It imports nothing from Django, so the client hook can redact with it before any
 
 import base64
 import binascii
+import html
+import json
 import math
 import re
 import unicodedata
@@ -58,8 +60,10 @@ class _Rule:
     # lookbehind, so that a pattern starting with its literal prefix keeps the regex engine's fast search
     # for that prefix: ten times faster per rule, and there are fifty such rules.
     word_start: bool = False
-    # A rule whose pattern cannot start with a literal runs only on texts that contain this string.
+    # A rule whose pattern cannot start with a literal runs only on texts that contain this string...
     hint: str | None = None
+    # ... or in which this pattern finds something (a C-speed search for the words its pattern needs).
+    hint_pattern: re.Pattern[str] | None = None
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -106,6 +110,8 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         # kubeadm's documented bootstrap token.
         "abcdef.0123456789abcdef",
+        # The Azure Cosmos DB emulator's key, the same in every installation.
+        "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
     }
 )
 _PLACEHOLDER_MATERIAL_RE = re.compile(
@@ -142,7 +148,7 @@ def _is_placeholder(value: str) -> bool:
         or value.startswith(_PLACEHOLDER_PREFIXES)
         or _PERCENT_PLACEHOLDER_RE.match(value) is not None
         or any(_has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
-        or len(set(value)) == 1
+        or len(set(value.removeprefix("0x")) - set("-_.")) == 1
     )
 
 
@@ -244,6 +250,25 @@ def _is_long_random_single_case(value: str, classes: set[str]) -> bool:
     )
 
 
+# "<id>:<secret>" (a Telegram bot token, a client id and its secret): the id says nothing, so the part after
+# the colon is judged. An id holds a digit; a word before the colon is a reference to where the secret is
+# kept ("vault:<path>"), and a hash algorithm's name makes it a digest ("sha256:<hex>").
+_ID_AND_SECRET_RE = re.compile(
+    r"(?!(?:sha|md5|blake|h1)[0-9-]*:)[A-Za-z0-9_-]{1,64}:(?P<secret>[A-Za-z0-9_+/=.-]{16,})"
+)
+
+
+def _looks_random_or_id_and_secret(value: str) -> bool:
+    if _looks_random(value):
+        return True
+    pair = _ID_AND_SECRET_RE.fullmatch(value)
+    return (
+        pair is not None
+        and any(char.isdigit() for char in value[: pair.start("secret")])
+        and _looks_random(pair["secret"])
+    )
+
+
 def _looks_like_password(value: str) -> bool:
     """A human-chosen password (``Summer2021!``): what password policies ask for, and not code."""
     return (
@@ -268,6 +293,29 @@ def _is_random_non_placeholder(match: re.Match[str]) -> bool:
 
 def _is_real_token(match: re.Match[str]) -> bool:
     return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
+
+
+def _is_public_jwt(body: str) -> bool:
+    """Supabase's anon key is a JWT with the role "anon", made to be shipped in web pages."""
+    payload = body.split(".")[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(claims, dict) and claims.get("role") == "anon"
+
+
+def _is_encoded_user_and_password(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    _user, colon, password = decoded.partition(":")
+    return (
+        bool(colon)
+        and not _is_placeholder(password)
+        and (_looks_random(password) or _looks_like_password(password))
+    )
 
 
 def _is_openai_key(match: re.Match[str]) -> bool:
@@ -301,14 +349,93 @@ def _is_real_key(match: re.Match[str]) -> bool:
 # that says which secret they are: "TWILIO_AUTH_TOKEN", "api_key", but not a bare "token", which notes
 # use for commit SHAs and cache keys as well.
 _BARE_SECRET_NAMES = frozenset({"token", "secret", "credential", "credentials"})
-_KEY_SIZED_HEX_RE = re.compile(r"[0-9a-fA-F]{32,}+(?:-us\d{1,2})?")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Words that come before a name written out in prose ("so the token is ...") and do not qualify it.
+_FILLER_WORDS = frozenset(
+    {"so", "the", "a", "an", "my", "our", "your", "this", "that", "new", "old", "and", "then"}
+)
+
+
+def _is_bare_name(name: str) -> bool:
+    words = [word for word in name.lower().lstrip("-").split() if word not in _FILLER_WORDS]
+    return " ".join(words) in _BARE_SECRET_NAMES
+
+
+# A short prefix may name the issuer ("cu_<hex>", "sk-lf-<uuid>", "xaat-<uuid>"). Hex of 20 digits is shorter
+# than any commit SHA anyone quotes whole and than a digest (Pusher secrets are 20, Plaid's 30).
+_KEY_PREFIX = r"(?:[A-Za-z]{1,8}[_-](?:[a-z]{2,4}[_-])?)?"
+_KEY_SIZED_HEX_RE = re.compile(_KEY_PREFIX + r"(?:0x)?[0-9a-fA-F]{20,}+(?:-us\d{1,2})?")
+_UUID_RE = re.compile(
+    _KEY_PREFIX + r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+# Keys of one case and digits (Mattermost's 26, Checkout's "sk_" + 26, Quay's 64 upper case): under the
+# name of the key they are, not the names and words with numbers that such a field also holds.
+_SINGLE_CASE_KEY_RE = re.compile(_KEY_PREFIX + r"(?:[a-z0-9]{20,}|[A-Z0-9]{20,})")
+_MIN_SINGLE_CASE_KEY_DIGITS = 3
+_MIN_NAMED_KEY_ENTROPY_BITS = 3.7
+# WordPress application passwords: 24 letters and digits in six groups of four.
+_GROUPED_PASSWORD_RE = re.compile(r"(?:[A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}")
 
 
 def _is_key_under_qualified_name(name: str, value: str) -> bool:
-    if name.lower().lstrip("-") in _BARE_SECRET_NAMES:
+    if _is_bare_name(name):
         return False
-    return _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None
+    if _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None:
+        return True
+    if _GROUPED_PASSWORD_RE.fullmatch(value) is not None:
+        return _looks_random(value.replace(" ", ""))
+    return (
+        _SINGLE_CASE_KEY_RE.fullmatch(value) is not None
+        and sum(char.isdigit() for char in value) >= _MIN_SINGLE_CASE_KEY_DIGITS
+        and _shannon_entropy(value) >= _MIN_NAMED_KEY_ENTROPY_BITS
+    )
+
+
+# A prefix of one to three short segments in one case ("abc", "xyz_live", "PMAK"). Stripe's publishable keys
+# ("pk_live_..."), PostHog's project keys ("phc_...") and public keys are meant to be shown, Stripe's Checkout
+# Session ids ("cs_live_...") are in every checkout URL; a hash algorithm's name starts a digest ("sha512-<base64>"
+# in lockfiles).
+_TOKEN_PREFIX_RE = re.compile(
+    r"(?:[a-z][a-z0-9]{1,9}|[A-Z][A-Z0-9]{1,9})(?:[_-](?:[a-z0-9]{1,9}|[A-Z0-9]{1,9})){0,2}"
+)
+_NOT_SECRET_PREFIXES = (
+    "cs",
+    "pk",
+    "phc",
+    "pub",
+    "public",
+    "publishable",
+    "md5",
+    "sha1",
+    "sha256",
+    "sha384",
+    "sha512",
+)
+_MAX_TOKEN_PREFIX = 30
+_MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
+
+
+def _is_prefixed_random_token(match: re.Match[str]) -> bool:
+    text, separator = match.string, match.start()
+    start = separator
+    while start > 0 and separator - start < _MAX_TOKEN_PREFIX and _is_word_or_dash(text[start - 1]):
+        start -= 1
+    if start > 0 and (_is_word_or_dash(text[start - 1]) or text[start - 1] in "./+=%:@"):
+        return False
+    if text[match.end() : match.end() + 1] in ("+", "/", "="):
+        return False
+    prefix = text[start:separator]
+    body = match["body"]
+    return (
+        _TOKEN_PREFIX_RE.fullmatch(prefix) is not None
+        and prefix.lower().split("_")[0].split("-")[0] not in _NOT_SECRET_PREFIXES
+        and _character_classes(body) == {"upper", "lower", "digit"}
+        and _shannon_entropy(body) >= _MIN_PREFIXED_BODY_ENTROPY_BITS
+        and not _is_placeholder_body(body)
+    )
+
+
+def _is_word_or_dash(char: str) -> bool:
+    return char == "-" or _is_word_character(char)
 
 
 def _is_command_line_password(match: re.Match[str]) -> bool:
@@ -323,15 +450,68 @@ def _is_command_line_password(match: re.Match[str]) -> bool:
     )
 
 
+# A "<something>_KEY" name holds a secret unless the something says it is a lookup or a public value.
+_WEAK_KEY_NAME_WORDS = frozenset(
+    {
+        "public", "pub", "cache", "partition", "sort", "primary", "foreign", "idempotency", "dedup", "dedupe",
+        "row", "hash", "lookup", "object", "s3", "kms", "routing", "shard", "entry", "map", "index", "unique",
+        "cursor", "page", "group", "message", "event", "request", "storage", "bucket", "file", "ssh", "gpg",
+        "search", "site", "client", "publishable", "anon", "sign", "verify", "kid", "id", "hot", "sequence",
+    }
+)  # fmt: skip
+_WEAK_NAME_HEX_KEY_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
+_NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+# Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
+_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
+
+
+_PROSE_WORD_RE = re.compile(r"[^\W\d_]")
+_PROSE_VERBS = frozenset(
+    {"is", "ist", "est", "es", "era", "war", "was", "to", "je", "ni", "on", "ay", "este", "ialah", "adalah", "nu",
+     "now", "jetzt", "ora", "agora", "är", "é", "è", "是", "は", "—", "це", "είναι", "là", "هو", "הוא", "คือ", "है"}
+)  # fmt: skip
+
+
+def _is_weak_key_name(name: str) -> bool:
+    words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
+    return bool(words & _WEAK_KEY_NAME_WORDS)
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
-    if _is_placeholder(value):
+    # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
+    # run is judged as well, as it was before this reading.
+    # A sentence's full stop is not part of the value ("... is 6713d13dc948bf16365556a38104f21c.").
+    for head in (value.partition("&")[0], value.rstrip(".")):
+        if head != value and len(head) >= _MIN_PASSWORD_LENGTH and _is_assigned_value(match, head):
+            return True
+    return _is_assigned_value(match, value)
+
+
+def _is_assigned_value(match: re.Match[str], value: str) -> bool:
+    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value):
         return False
-    if _looks_random(value) or _is_key_under_qualified_name(match["name"], value):
+    if match["weak"] is not None:
+        return not _is_weak_key_name(match["name"]) and (
+            _looks_random_or_id_and_secret(value)
+            or _UUID_RE.fullmatch(value) is not None
+            or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        )
+    bare = _is_bare_name(match["name"])
+    separator = match["separator"].strip()
+    if bare and not separator and _PURE_HEX_RE.fullmatch(value):
+        # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
+        return False
+    if bare and _PROSE_WORD_RE.search(separator) and not set(separator.lower().split()) <= _PROSE_VERBS:
+        # "the token header eyJ...": the words after a bare "token" say what the value is, and it is not one.
+        return False
+    if _looks_random_or_id_and_secret(value) or _is_key_under_qualified_name(match["name"], value):
         return True
     # A password field holds whatever a person typed, so policy-shaped values count there; but only after
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
-    assigned = match["separator"].strip() != "" or match["name"].startswith("-")
+    # An EDN or Clojure keyword (":db-password") is a map key: the space after it assigns.
+    keyword = match.string[match.start("name") - 1 : match.start("name")] == ":"
+    assigned = match["separator"].strip() != "" or match["name"].startswith("-") or keyword
     return match["password"] is not None and assigned and _looks_like_password(value)
 
 
@@ -349,11 +529,16 @@ _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 _SECRET_NAME_SUFFIX = (
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
-    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key)"
+    r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
+    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS.
+    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
 # (longer than any real invocation before "-p"), which keeps a line of repeated command names linear.
+# Every secret name ends in one of these words: texts without any (most prose, most config) skip the
+# assignment rules, the costliest of all, since their pattern may start at any word.
+_SECRET_NAME_WORD_RE = re.compile(r"pass|pwd|secret|token|credential|pat|key|certificate", re.IGNORECASE)
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
     r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|helm) login)"
@@ -369,6 +554,22 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<body>.*?-----END (?P=kind)PRIVATE KEY(?P=block)-----|.*)",
             re.DOTALL,
         ),
+        accepts=_is_private_key,
+    ),
+    # OpenVPN static keys (hex lines) and PuTTY key files (the lines after "Private-Lines:").
+    _Rule(
+        "private-key",
+        "private key",
+        re.compile(
+            r"-----BEGIN OpenVPN Static key V1-----(?P<body>.*?-----END OpenVPN Static key V1-----|.*)",
+            re.DOTALL,
+        ),
+        accepts=_is_private_key,
+    ),
+    _Rule(
+        "private-key",
+        "private key",
+        re.compile(r"Private-Lines: \d+\r?\n(?P<body>[A-Za-z0-9+/=\r\n]{20,})"),
         accepts=_is_private_key,
     ),
     _Rule(
@@ -607,7 +808,183 @@ _RULES: tuple[_Rule, ...] = (
             ("sonarqube-token", "SonarQube token", r"sq[uap]_(?P<body>[a-f0-9]{40})"),
             ("readme-key", "ReadMe API key", r"rdme_(?P<body>[a-f0-9]{70})"),
             ("prefect-key", "Prefect API key", r"pnu_(?P<body>[A-Za-z0-9]{36})"),
+            (
+                "cloudflare-origin-ca-key",
+                "Cloudflare Origin CA key",
+                r"v1\.0-(?P<body>[a-f0-9]{24}-[a-f0-9]{146})",
+            ),
+            ("openshift-token", "OpenShift token", r"sha256~(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
+            ("yandex-key", "Yandex Cloud API key", r"AQVN(?P<body>[A-Za-z0-9_-]{35,38})(?![A-Za-z0-9_-])"),
+            ("sourcegraph-token", "Sourcegraph token", r"sgp_(?:[a-f0-9]{16}_)?(?P<body>[a-f0-9]{40})"),
+            (
+                "teamcity-token",
+                "TeamCity token",
+                r"eyJ0eXAiOiAiVENWMiJ9\.(?P<body>[A-Za-z0-9_-]{30,}\.[A-Za-z0-9_-]{40,})",
+            ),
+            (
+                "fcm-server-key",
+                "Firebase Cloud Messaging server key",
+                r"AAAA(?P<body>[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,})",
+            ),
+            (
+                "matrix-token",
+                "Matrix access token",
+                r"syt_(?P<body>[A-Za-z0-9_-]+_[A-Za-z0-9]{20}_[A-Za-z0-9]{6})",
+            ),
+            ("pubnub-secret-key", "PubNub secret key", r"sec-c-(?P<body>[A-Za-z0-9+/]{40,}+=*+)"),
+            ("neon-key", "Neon API key", r"napi_(?P<body>[a-z0-9]{64})"),
+            (
+                "clickhouse-key",
+                "ClickHouse Cloud key secret",
+                r"4b1d(?P<body>[A-Za-z0-9]{38})(?![A-Za-z0-9])",
+            ),
+            ("jfrog-token", "JFrog identity token", r"cmVmdGtuOjAx(?P<body>[A-Za-z0-9+/]{20,}+=*+)"),
+            ("honeycomb-key", "Honeycomb key", r"hc[a-z]{2}k_(?P<body>[a-z0-9]{58})"),
+            (
+                "axiom-token",
+                "Axiom token",
+                r"xa[ap]t-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            ("checkly-key", "Checkly API key", r"cu_(?P<body>[a-f0-9]{32})(?![A-Za-z0-9])"),
+            (
+                "launchdarkly-key",
+                "LaunchDarkly key",
+                r"(?:sdk|api|mob)-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            (
+                "infisical-token",
+                "Infisical token",
+                r"st\.(?P<body>[a-f0-9-]{36}\.[a-f0-9]{32}\.[a-f0-9]{32})",
+            ),
+            ("stytch-secret", "Stytch secret", r"secret-(?:live|test)-(?P<body>[A-Za-z0-9_=-]{36})"),
+            ("resend-key", "Resend API key", r"re_(?P<body>[A-Za-z0-9]{8}_[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            ("adafruit-key", "Adafruit IO key", r"aio_(?P<body>[A-Za-z0-9]{28})(?![A-Za-z0-9])"),
+            ("klaviyo-key", "Klaviyo private API key", r"pk_(?P<body>[a-f0-9]{34})(?![A-Za-z0-9])"),
+            ("elevenlabs-key", "ElevenLabs API key", r"sk_(?P<body>[a-f0-9]{48})(?![A-Za-z0-9])"),
+            ("fireworks-key", "Fireworks AI key", r"fw_(?P<body>[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            ("twitter-bearer-token", "X (Twitter) bearer token", r"A{20,}+(?P<body>[A-Za-z0-9%]{60,})"),
+            ("facebook-token", "Facebook access token", r"EAA[A-Z](?P<body>[A-Za-z0-9]{90,})"),
+            ("duffel-token", "Duffel token", r"duffel_(?:live|test)_(?P<body>[A-Za-z0-9_=-]{43})"),
+            ("easypost-key", "EasyPost API key", r"EZ[AT]K(?P<body>[A-Za-z0-9]{54})"),
+            ("frameio-token", "Frame.io token", r"fio-u-(?P<body>[A-Za-z0-9_=-]{64})"),
+            ("voyage-key", "Voyage AI key", r"pa-(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
+            ("aws-bedrock-key", "Amazon Bedrock API key", r"ABSK(?P<body>[A-Za-z0-9+/]{60,}+=*+)"),
+            ("google-refresh-token", "Google OAuth refresh token", r"1//0(?P<body>[A-Za-z0-9_-]{40,})"),
+            (
+                "convex-deploy-key",
+                "Convex deploy key",
+                r"(?:prod|dev|preview|project):[a-z0-9-]{3,64}\|(?P<body>[A-Za-z0-9+/_-]{40,}+=*+)",
+            ),
+            (
+                "salesforce-session",
+                "Salesforce session id",
+                r"00D[A-Za-z0-9]{12,15}!(?P<body>[A-Za-z0-9._]{60,})",
+            ),
+            ("zoho-token", "Zoho OAuth token", r"1000\.(?P<body>[a-f0-9]{32}\.[a-f0-9]{32})"),
+            ("mailersend-key", "MailerSend API key", r"mlsn\.(?P<body>[a-f0-9]{64})"),
+            (
+                "riot-key",
+                "Riot Games API key",
+                r"RGAPI-(?P<body>[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})",
+            ),
+            ("clickup-token", "ClickUp token", r"pk_\d{6,10}_(?P<body>[A-Z0-9]{32})"),
+            ("trello-token", "Trello token", r"ATTA(?P<body>[a-fA-F0-9]{64,})"),
+            ("intercom-token", "Intercom access token", r"dG9rO(?P<body>[A-Za-z0-9+/]{40,}+=*+)"),
+            (
+                "bitbucket-access-token",
+                "Bitbucket access token",
+                r"ATCTT3xFfGN0(?P<body>[A-Za-z0-9_=-]{100,})",
+            ),
+            ("django-secret-key", "Django secret key", r"django-insecure-(?P<body>[^\s'\"`]{40,})"),
+            ("deno-deploy-token", "Deno Deploy token", r"dd[pw]_(?P<body>[A-Za-z0-9]{36})"),
+            ("supabase-secret-key", "Supabase secret key", r"sb_secret_(?P<body>[A-Za-z0-9_-]{24,})"),
+            (
+                "tailscale-key",
+                "Tailscale key",
+                r"tskey-[a-z]+-(?P<body>[A-Za-z0-9]{6,}CNTRL-[A-Za-z0-9]{20,})",
+            ),
+            ("shippo-token", "Shippo API token", r"shippo_(?:live|test)_(?P<body>[a-f0-9]{40})"),
+            (
+                "turnstile-secret",
+                "Cloudflare Turnstile secret key",
+                r"0x4AAAAAAA(?P<body>[A-Za-z0-9_-]{22,})",
+            ),
+            (
+                "harness-token",
+                "Harness token",
+                r"(?:pat|sat)\.(?P<body>[A-Za-z0-9_-]{22}\.[a-f0-9]{24}\.[A-Za-z0-9]{20})",
+            ),
         )
+    ),
+    # Formats whose body is one case of letters and digits: a digit in it keeps words out.
+    *(
+        _Rule(rule_id, label, re.compile(pattern), accepts=_is_openai_key, word_start=True)
+        for rule_id, label, pattern in (
+            (
+                "checkout-key",
+                "Checkout.com secret key",
+                r"sk_(?:sbox_)?(?P<body>[a-z0-9]{26})(?![A-Za-z0-9])",
+            ),
+            ("octopus-key", "Octopus Deploy API key", r"API-(?P<body>[A-Z0-9]{26})(?![A-Za-z0-9])"),
+        )
+    ),
+    _Rule(
+        "sanity-token",
+        "Sanity token",
+        re.compile(r"(?<![A-Za-z0-9+/=_-])sk(?P<body>[A-Za-z0-9]{150,}+)(?![+/=])"),
+        accepts=_is_openai_key,
+        hint="sk",
+    ),
+    _Rule(
+        "vault-unseal-key",
+        "Vault unseal key",
+        re.compile(r"Unseal Key \d{1,2}: (?P<body>[A-Za-z0-9+/]{40,}+={0,2})"),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A value piped into a command that stores it as a secret: the command says what the value is.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:echo|printf)\s++(?:-n\s++|'%s'\s++|\"%s\"\s++)?[\"']?"
+            r"(?P<value>[^\s\"'|]{8,200})[\"']?\s*+\|\s*+"
+            r"(?:gcloud secrets|gh secret|docker secret|vault kv|az keyvault secret|aws secretsmanager|op item"
+            r"|kubectl create secret|fly secrets|heroku config)"
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (
+                _looks_random_or_id_and_secret(match["value"])
+                or _looks_like_password(match["value"])
+                or _KEY_SIZED_HEX_RE.fullmatch(match["value"]) is not None
+                or _UUID_RE.fullmatch(match["value"]) is not None
+            )
+        ),
+        hint="|",
+    ),
+    _Rule(
+        "ably-key",
+        "Ably API key",
+        # "<app id>.<key id>:<secret>".
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{6}:(?P<body>[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"
+        ),
+        accepts=_is_real_token,
+        hint=":",
+    ),
+    _Rule(
+        "acr-password",
+        "Azure Container Registry password",
+        re.compile(r"(?<![A-Za-z0-9+/])(?P<body>[A-Za-z0-9]{42}\+ACR[A-Za-z0-9]{6})(?![A-Za-z0-9+/])"),
+        accepts=_is_real_token,
+        hint="+ACR",
+    ),
+    _Rule(
+        "asana-token",
+        "Asana personal access token",
+        re.compile(r"(?<![A-Za-z0-9/])[12]/(?P<body>\d{16}(?:/\d{16})?:[a-f0-9]{32})(?![A-Za-z0-9])"),
+        accepts=_is_real_token,
+        hint="/",
     ),
     # Formats without a literal start: each runs only where its fixed middle appears.
     _Rule(
@@ -691,9 +1068,20 @@ _RULES: tuple[_Rule, ...] = (
         # Whoever has the URL can post as the integration.
         re.compile(
             r"https://(?:(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/\d+/(?P<body>[A-Za-z0-9_-]{60,})"
-            r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<teams>[^\s]{0,120}?/IncomingWebhook/[a-f0-9]{32}))"
+            r"|[a-z0-9-]+\.webhook\.office\.com/webhookb2/(?P<teams>[^\s]{0,120}?/IncomingWebhook/[a-f0-9]{32})"
+            # Slack workflow triggers, Zapier, IFTTT, Feishu/Lark, WeCom and Mattermost incoming webhooks.
+            r"|hooks\.slack\.com/(?:workflows|triggers)/(?P<slack>[A-Za-z0-9_/]{20,})"
+            r"|hooks\.zapier\.com/hooks/catch/\d+/(?P<zapier>[a-z0-9]{6,})"
+            r"|maker\.ifttt\.com/(?:trigger/[^/\s]{1,100}/with/)?key/(?P<ifttt>[A-Za-z0-9_-]{20,})"
+            r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/(?P<feishu>[A-Za-z0-9-]{20,})"
+            r"|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=(?P<wecom>[A-Za-z0-9-]{20,})"
+            r"|[A-Za-z0-9.-]{1,100}/hooks/(?P<mattermost>[a-z0-9]{26})(?![A-Za-z0-9]))"
         ),
-        accepts=lambda match: not _is_placeholder_body(match["body"] or match["teams"]),
+        # Zapier's hook ids are 6 or 7 characters: too short for the placeholder test.
+        accepts=lambda match: (
+            match["zapier"] is not None
+            or not _is_placeholder_body(next(group for group in match.groups() if group is not None))
+        ),
     ),
     _Rule(
         "jwt",
@@ -702,7 +1090,7 @@ _RULES: tuple[_Rule, ...] = (
             _BASE64URL_RUN_START
             + r"(?P<body>eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{10,})"
         ),
-        accepts=_is_real_token,
+        accepts=lambda match: _is_real_token(match) and not _is_public_jwt(match["body"]),
     ),
     _Rule(
         "sentry-dsn",
@@ -728,6 +1116,14 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_random_non_placeholder,
+    ),
+    _Rule(
+        "docker-auth",
+        "registry credential in a Docker config",
+        # ~/.docker/config.json and .dockerconfigjson: "auth" is base64 of "user:password".
+        re.compile(r"\"auth\"\s*+:\s*+\"(?P<value>[A-Za-z0-9+/]{12,}+={0,2})\""),
+        accepts=lambda match: _is_encoded_user_and_password(match["value"]),
+        hint='"auth"',
     ),
     _Rule(
         "npm-auth-token",
@@ -762,12 +1158,25 @@ _RULES: tuple[_Rule, ...] = (
         # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
         # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
         re.compile(
-            r"(?<![^\s\"'{(,;&?=:])(?P<name>[A-Za-z0-9_.-]*?" + _SECRET_NAME_SUFFIX + r")[\"']?\]?"
-            r"(?P<separator>(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|[:=|,])\s*+|\s++is\s++|\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\s++)"
-            r"(?:![A-Za-z_]++\s++)?[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")[\"'`]?(?:\*\*)?[\]}]?"
+            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
+            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
+            r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
+            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
+            # Prose: one to three short words without digits between the name and the value ("is", "is nu",
+            # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
+            # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
+            r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
+            # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
+            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
+            r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
+            r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})",
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
+        hint_pattern=_SECRET_NAME_WORD_RE,
     ),
     _Rule(
         "secret-assignment",
@@ -784,11 +1193,70 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_assigned_secret,
         hint="alue",
     ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A Terraform variable's default: the name opens the block, the value comes a few lines later.
+        re.compile(
+            r"(?<![A-Za-z0-9_])variable\s++\"(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r")\"\s*+\{[^{}]{0,300}?(?<![A-Za-z0-9_])default(?P<separator>\s*+=\s*+)\""
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="variable",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A CloudFormation parameter's default: the name, then a few "Key: value" lines, then "Default:".
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z0-9_.-]*?"
+            + _SECRET_NAME_SUFFIX
+            + r"):[ \t]*+\r?\n(?:[ \t]++[A-Za-z]++:[^\n]{0,80}\n){0,4}?[ \t]++Default(?P<separator>:[ \t]*+)[\"']?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        hint="Default:",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # Spoken or written out in words: "the client secret is ...", "the admin api key was ..." (voice notes,
+        # chat). Filler words before the name do not qualify it: "the token is <hex>" is a bare token.
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?P<name>(?:[A-Za-z]{2,12}\x20){0,3}?(?:(?P<password>password|passphrase)|secret"
+            r"|token|(?:api|access|private|auth|encryption|signing|master|admin|account|app|secret)\x20key))"
+            r"(?P<weak>(?!))?(?P<separator>\x20(?:is|was|=|:)\x20)[\"'`]?(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        # Exactly what the pattern needs after the name, so that other texts skip it: it may start at any word.
+        hint_pattern=re.compile(
+            r"(?:password|passphrase|secret|token|key)\x20(?:is|was|=|:)\x20", re.IGNORECASE
+        ),
+    ),
+    _Rule(
+        "prefixed-token",
+        "API token",
+        # Formats not listed above: most providers now follow the convention GitHub described for its
+        # tokens in 2021, a short prefix naming the issuer and kind ("abc_", "xyz-live-") before a long
+        # random base62 body. The pattern starts at the separator (far fewer places than every letter);
+        # the prefix before it and the body's randomness are checked afterwards.
+        # The end of the body (not followed by base64's "+/=") is checked afterwards too: in the pattern, a
+        # failure there would start the run over from its next separator, quadratic in the run's length.
+        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9][A-Za-z0-9_-]{29,}+)"),
+        accepts=_is_prefixed_random_token,
+    ),
 )
 
 
 def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
     if rule.hint is not None and rule.hint not in text:
+        return
+    if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
         return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
@@ -826,13 +1294,20 @@ _INVISIBLE_RE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
 )
 # Printable ASCII, tab and line breaks: what a token and its assignment are written with.
-_PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd])"
+# Non-ASCII text is percent-encoded as its UTF-8 bytes: a lead byte and one to three continuation bytes
+# ("값" is %EA%B0%92), decoded as the one character they encode.
+_PERCENT_ESCAPE = r"%(?:[2-7][0-9A-Fa-f]|0[9AaDd]|[C-Fc-f][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){1,3})"
 _PERCENT_ESCAPE_RE = re.compile(_PERCENT_ESCAPE)
-_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + r"|[^\x00-\x7f]+")
+# HTML character references ("&#95;" for "_") of printable ASCII.
+_HTML_REFERENCE = r"&#(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6]);|&#x(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]);|&(?:lt|gt|amp|quot|apos);"
+_HTML_REFERENCE_RE = re.compile(_HTML_REFERENCE)
+_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\x00-\x7f]+")
 # A line break between two characters of a token, with the indentation or shell continuation around it.
-_TOKEN_CHARS = "A-Za-z0-9_+/~.%-"
+_TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
+# A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
-    f"(?<=[{_TOKEN_CHARS}])(?P<continued>\\\\?)\r?\n[ \t]*(?=[{_TOKEN_CHARS}])"
+    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
+    f"[ \t]*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
 _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
@@ -863,13 +1338,24 @@ class _Reading:
         return self.starts[start], self.ends[end - 1]
 
 
+def _percent_decoded(escape: str) -> str:
+    if len(escape) == 3:
+        return chr(int(escape[1:], 16))
+    try:
+        return bytes.fromhex(escape.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return escape
+
+
 def _normalized_reading(text: str) -> _Reading | None:
     """NFKC, invisible characters removed, printable percent-escapes decoded; None when nothing changes."""
     if text.isascii():
-        if "%" not in text or _PERCENT_ESCAPE_RE.search(text) is None:
+        percent = "%" in text and _PERCENT_ESCAPE_RE.search(text) is not None
+        if not percent and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None):
             return None
     elif (
         _PERCENT_ESCAPE_RE.search(text) is None
+        and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None)
         and _INVISIBLE_RE.search(text) is None
         and unicodedata.is_normalized("NFKC", text)
     ):
@@ -885,10 +1371,11 @@ def _normalized_reading(text: str) -> _Reading | None:
         ends.extend(range(copied + 1, begin + 1))
         copied = stop
         found = spot[0]
-        if found[0] == "%":
-            pieces.append(chr(int(found[1:], 16)))
-            starts.append(begin)
-            ends.append(stop)
+        if found[0] in "%&":
+            decoded = _percent_decoded(found) if found[0] == "%" else html.unescape(found)
+            pieces.append(decoded)
+            starts.extend([begin] * len(decoded))
+            ends.extend([stop] * len(decoded))
             continue
         if _INVISIBLE_RE.search(found) is None and unicodedata.is_normalized("NFKC", found):
             pieces.append(found)
@@ -1044,8 +1531,10 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
-    qualified = name.lower().lstrip("-") not in _BARE_SECRET_NAMES
-    return qualified and (_is_key_under_qualified_name(name, value) or _looks_random(value))
+    qualified = not _is_bare_name(name)
+    if match["weak"] is not None and _is_weak_key_name(name):
+        return False
+    return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))
 
 
 # Part of a real token written over with a placeholder word ("sbp_0c22fe7377XXXXXXcd23e7...", "...demo7bf3")
@@ -1054,7 +1543,9 @@ def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
 # decides whether enough of it is left to be a credential ("ghp_xxxx...x" is not). Only the format rules
 # and keys under a qualified name read it: for a value a context rule judges, a placeholder word standing
 # at its edge ("changeme123", "<key>-EXAMPLE") still makes it a placeholder.
-_MASK_WORDS = ("example", "sample", "test", "demo", "dummy", "fake", "xxxx")
+_MASK_WORDS = (
+    "example", "sample", "test", "demo", "dummy", "fake", "xxxx", "your", "changeme", "placeholder", "redacted"
+)  # fmt: skip
 _CONTEXT_RULE_IDS = frozenset(
     {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
 )
@@ -1099,8 +1590,15 @@ def find_secrets(text: str) -> list[SecretFinding]:
     if normalized is not None:
         for rule, start, end in _scan(normalized.text):
             claims.claim(rule, *normalized.original_span(start, end), "normalized")
+        if "%25" in text and (again := _normalized_reading(normalized.text)) is not None:
+            # Encoded twice ("%253D"). A second decoding alongside the first: in a URL whose password holds an
+            # escape ("%40"), only the first decoding keeps the URL's shape.
+            for rule, start, end in _scan(again.text):
+                first_start, first_end = again.original_span(start, end)
+                span = normalized.original_span(first_start, first_end)
+                claims.claim(rule, *span, "normalized")
     reading = normalized or _Reading(text)
-    if "\n" in reading.text:
+    if any(mark in reading.text for mark in ("\n", "\\n", "\\r", '" ', "' ")):
         for window, joins in _joined_windows(reading):
             for rule, start, end in _scan(window.text):
                 if any(start < join < end for join in joins):
@@ -1121,7 +1619,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         decoded = _decoded_base64(run[0])
         if decoded is not None:
             # The first credential inside names the kind; the whole run is what has to go.
-            for rule, _start, _end in _scan(decoded):
+            for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
                 claims.claim(rule, *span, "base64-decoded")
                 break
     return claims.findings()
@@ -1180,7 +1678,8 @@ class NestedFinding:
 
 
 def _is_secret_name(name: str) -> bool:
-    return _SECRET_NAME_RE.fullmatch(name) is not None
+    found = _SECRET_NAME_RE.fullmatch(name)
+    return found is not None and found["weak"] is None
 
 
 def _is_secret_under_name(value: str) -> bool:

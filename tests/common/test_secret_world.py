@@ -1,7 +1,8 @@
 """The secret filter against the world's credential formats (tests/common/secret_world): issue 37's targets
-on every part: the main part (the rules were changed against it) and the aside, fresh aside and held-out
-parts, each written before a measurement of it and kept out of the rule changes until then (their
-first figures, before the rules learnt from them, are in docs/security.md).
+on every part. The main part is what the rules were changed against; each other part was written and
+committed before the filter first ran on it, measured once, and only then taught to the rules. Their first
+figures, the ones that say how the rules do on what they were not tuned on, are in docs/security.md; here
+each part is held to the targets it meets today, as a guard against the rules getting worse.
 
 A credential counts as refused when the filter finds anything in its text (``reject_secrets`` then raises);
 redaction must also leave none of its middle behind. Figures per kind and layer: ``python -m bench.secret_corpus``.
@@ -14,21 +15,47 @@ import pytest
 from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
+from tests.common.secret_world.fifth_unseen import FIFTH_DISGUISES, fifth_unseen_part
 from tests.common.secret_world.formats import KINDS
+from tests.common.secret_world.fourth_unseen import (
+    FOURTH_DISGUISES,
+    FOURTH_KINDS,
+    fourth_unseen_part,
+    is_fourth_kind,
+)
 from tests.common.secret_world.fresh_aside import fresh_aside_part
 from tests.common.secret_world.held_out import held_out_part
+from tests.common.secret_world.more_formats import MORE_KINDS
+from tests.common.secret_world.second_unseen import SECOND_DISGUISES, is_new_kind, second_unseen_part
+from tests.common.secret_world.seventh_unseen import SEVENTH_DISGUISES, seventh_unseen_part
+from tests.common.secret_world.sixth_unseen import SIXTH_DISGUISES, sixth_unseen_part
 from tests.common.secret_world.texts import Sample
+from tests.common.secret_world.third_formats import THIRD_KINDS
+from tests.common.secret_world.third_unseen import THIRD_DISGUISES, is_third_kind, third_unseen_part
 from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
-# The unseen part (unseen.py) is not held to issue 37's targets: its figures are the honest ones for rules
-# that never saw it, as first measured on 2026-12-06 (509 of 536 credentials = 94.96 %, 0 of 480
-# look-alikes; docs/security.md). These bounds are those figures rounded to the next 0.5 % outwards, a
-# guard against the rules getting worse on it, not a target to tune them to.
-UNSEEN_MIN_CREDENTIALS_REFUSED = 0.945
-UNSEEN_MAX_LOOK_ALIKES_REFUSED = 0.0
-PARTS = {"main": main_part, "aside": aside_part, "fresh-aside": fresh_aside_part, "held-out": held_out_part}
+# The third unseen part stays below issue 37's 99 % (525 of 538 today; its misses are name-only keys
+# base64-encoded alone with no name in sight, and a few forms nobody else writes): held to today's figure
+# rounded down to the next 0.5 %, as a guard, not a target.
+THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED = 0.965
+PARTS = {
+    "main": main_part,
+    "aside": aside_part,
+    "fresh-aside": fresh_aside_part,
+    "held-out": held_out_part,
+    "unseen": unseen_part,
+    "second-unseen": second_unseen_part,
+    "third-unseen": third_unseen_part,
+    "fourth-unseen": fourth_unseen_part,
+    "fifth-unseen": fifth_unseen_part,
+    "sixth-unseen": sixth_unseen_part,
+    "seventh-unseen": seventh_unseen_part,
+}
+# Parts whose every refused credential is redacted whole (in the held-out part one credential split across
+# lines is redacted only in its first line's piece).
+FULLY_REDACTED_PARTS = [name for name in PARTS if name != "held-out"]
 
 
 @cache
@@ -36,28 +63,17 @@ def part(name: str) -> tuple[Sample, ...]:
     return tuple(PARTS[name]())
 
 
-@cache
-def unseen() -> tuple[Sample, ...]:
-    return tuple(unseen_part())
-
-
 def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() -> None:
     assert len({kind.name for kind in KINDS}) == len(KINDS) >= 60
     assert {kind.group for kind in KINDS} == {
         "cloud", "ci", "chat", "payment", "database", "registry", "observability", "ai", "saas"
     }  # fmt: skip
-    for name in PARTS:
+    for name in ("main", "aside", "fresh-aside", "held-out", "unseen"):
         samples = part(name)
         assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
         disguises = {s.disguise for s in samples if s.is_credential}
-        assert {
-            "plain",
-            "zero-width",
-            "fullwidth",
-            "url-encoded",
-            "base64-encoded",
-            "split-line",
-        } <= disguises
+        assert {"plain", "zero-width", "fullwidth", "base64-encoded", "split-line"} <= disguises
+        assert disguises & {"url-encoded", "percent-encoded"}
 
 
 @pytest.mark.parametrize("name", ["aside", "fresh-aside", "held-out"])
@@ -68,11 +84,17 @@ def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
     assert "bidi-control" in {s.disguise for s in aside}
 
 
-@pytest.mark.parametrize("name", PARTS)
+@pytest.mark.parametrize("name", [name for name in PARTS if name != "third-unseen"])
 def test_at_least_99_percent_of_credentials_are_refused(name: str) -> None:
     credentials = [s for s in part(name) if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
     assert 1 - len(missed) / len(credentials) >= MIN_CREDENTIALS_REFUSED, missed
+
+
+def test_the_third_unseen_part_does_not_fall_below_todays_figure() -> None:
+    credentials = [s for s in part("third-unseen") if s.is_credential]
+    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
+    assert 1 - len(missed) / len(credentials) >= THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED, missed
 
 
 @pytest.mark.parametrize("name", PARTS)
@@ -82,40 +104,85 @@ def test_at_most_half_a_percent_of_look_alikes_are_refused(name: str) -> None:
     assert len(refused) / len(look_alikes) <= MAX_LOOK_ALIKES_REFUSED, refused
 
 
-def test_redaction_leaves_no_part_of_a_refused_credential_behind() -> None:
+@pytest.mark.parametrize("name", FULLY_REDACTED_PARTS)
+def test_redaction_leaves_no_part_of_a_refused_credential_behind(name: str) -> None:
     # Disguised tokens are found in a normalized reading of the text; the finding maps back to every
     # character of the original, zero-width spaces, escapes and line breaks included.
     leaked = [
         f"{s.kind} [{s.disguise}]"
-        for s in part("main")
+        for s in part(name)
         if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
     ]
     assert leaked == []
 
 
+def texts_before(name: str) -> set[str]:
+    names = list(PARTS)
+    return {s.text for earlier in names[: names.index(name)] for s in part(earlier) if s.is_credential}
+
+
 def test_the_unseen_part_covers_every_kind_and_disguise_and_shares_no_text_with_the_other_parts() -> None:
-    samples = unseen()
+    samples = part("unseen")
     assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
     assert {s.disguise for s in samples if s.is_credential} == set(UNSEEN_DISGUISES)
     assert len([s for s in samples if s.is_credential]) >= 500
     assert len([s for s in samples if not s.is_credential]) >= 450
-    others = {s.text for name in PARTS for s in part(name)}
-    assert not others & {s.text for s in samples}
+    assert not texts_before("unseen") & {s.text for s in samples}
 
 
-def test_the_unseen_part_does_not_fall_below_its_first_measurement() -> None:
-    credentials = [s for s in unseen() if s.is_credential]
-    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
-    assert 1 - len(missed) / len(credentials) >= UNSEEN_MIN_CREDENTIALS_REFUSED, missed
-    look_alikes = [s for s in unseen() if not s.is_credential]
-    refused = [s.kind for s in look_alikes if find_secrets(s.text)]
-    assert len(refused) / len(look_alikes) <= UNSEEN_MAX_LOOK_ALIKES_REFUSED, refused
+def test_the_second_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    credentials = [s for s in part("second-unseen") if s.is_credential]
+    new_kinds = {s.kind for s in credentials if is_new_kind(s)}
+    assert len(new_kinds) == len(MORE_KINDS) >= 40
+    assert not new_kinds & {kind.name for kind in KINDS}
+    assert {s.kind for s in credentials} - new_kinds == {kind.name for kind in KINDS}
+    assert {s.disguise for s in credentials} == set(SECOND_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in part("second-unseen") if not s.is_credential]) >= 500
+    assert not texts_before("second-unseen") & {s.text for s in credentials}
 
 
-def test_redaction_leaves_no_part_of_a_refused_unseen_credential_behind() -> None:
-    leaked = [
-        f"{s.kind} [{s.disguise}]"
-        for s in unseen()
-        if s.is_credential and find_secrets(s.text) and s.secret in redact_secrets(s.text)
-    ]
-    assert leaked == []
+def test_the_third_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    credentials = [s for s in part("third-unseen") if s.is_credential]
+    third_kinds = {s.kind for s in credentials if is_third_kind(s)}
+    assert len(third_kinds) == len(THIRD_KINDS) >= 40
+    assert not third_kinds & {kind.name for kind in (*KINDS, *MORE_KINDS)}
+    assert {s.kind for s in credentials} - third_kinds == {kind.name for kind in (*KINDS, *MORE_KINDS)}
+    assert {s.disguise for s in credentials} == set(THIRD_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in part("third-unseen") if not s.is_credential]) >= 500
+    assert not texts_before("third-unseen") & {s.text for s in credentials}
+
+
+def test_the_fourth_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
+    credentials = [s for s in part("fourth-unseen") if s.is_credential]
+    fourth_kinds = {s.kind for s in credentials if is_fourth_kind(s)}
+    older = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS)}
+    assert len(fourth_kinds) == len(FOURTH_KINDS) and not fourth_kinds & older
+    assert {s.kind for s in credentials} - fourth_kinds == older
+    assert {s.disguise for s in credentials} == set(FOURTH_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in part("fourth-unseen") if not s.is_credential]) >= 500
+    assert not texts_before("fourth-unseen") & {s.text for s in credentials}
+
+
+def test_the_fifth_unseen_part_covers_every_kind_in_contexts_no_other_part_has() -> None:
+    credentials = [s for s in part("fifth-unseen") if s.is_credential]
+    every_kind = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)}
+    assert {s.kind for s in credentials} == every_kind
+    assert {s.disguise for s in credentials} == set(FIFTH_DISGUISES)
+    assert len(credentials) >= 500
+    assert len([s for s in part("fifth-unseen") if not s.is_credential]) >= 500
+    assert not texts_before("fifth-unseen") & {s.text for s in credentials}
+
+
+@pytest.mark.parametrize("name", ["sixth-unseen", "seventh-unseen"])
+def test_the_sixth_and_seventh_unseen_parts_cover_every_kind_in_contexts_no_other_part_has(name: str) -> None:
+    credentials = [s for s in part(name) if s.is_credential]
+    every_kind = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)}
+    assert {s.kind for s in credentials} == every_kind
+    disguises = {"sixth-unseen": SIXTH_DISGUISES, "seventh-unseen": SEVENTH_DISGUISES}[name]
+    assert {s.disguise for s in credentials} == set(disguises)
+    assert len(credentials) >= 500
+    assert len([s for s in part(name) if not s.is_credential]) >= 500
+    assert not texts_before(name) & {s.text for s in credentials}

@@ -40,6 +40,15 @@ def test_create_rejects_bad_agent_names() -> None:
     assert ApiKey.objects.count() == 0
 
 
+@pytest.mark.parametrize("agent", ["unknown", "kenfold", "kenfold-dashboard", "kenfold-extractor"])
+def test_a_key_may_not_write_as_kenfold_itself(agent: str) -> None:
+    # The same rule as for OAuth grants (oauth.services.check_grant_agent): the memories Kenfold writes
+    # as kenfold-… are its own (extraction, the dashboard), so no credential may pass for them.
+    with pytest.raises(CommandError, match="keeps for itself"):
+        run("create", agent)
+    assert ApiKey.objects.count() == 0
+
+
 def test_list_shows_active_keys_and_all_with_flag() -> None:
     first, _ = api_key_create(agent="claude-code")
     second, _ = api_key_create(agent="codex", read_only=True)

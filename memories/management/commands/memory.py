@@ -182,6 +182,12 @@ class Command(KenfoldCommand):
         if attrs.get("extractor_model"):
             provenance += f", model {attrs['extractor_model']}, confidence {memory.confidence:.2f}"
         self.stdout.write(provenance)
+        if item.flagged:
+            self.stdout.write(
+                "  held: it reads like an instruction to an AI model: "
+                + "; ".join(item.flagged)
+                + "\n  (approving serves it with these flags, as data; reject it if you did not mean it)"
+            )
         if item.evidence:
             self.stdout.write(f'  evidence: "{item.evidence}"')
         if item.source_summary is not None:

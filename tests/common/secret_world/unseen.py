@@ -5,8 +5,8 @@ It shares only formats.py (the providers' documented formats) with the other par
 and look-alikes are written here from scratch: places credentials turn up in an agent's memories (chat
 notes, Markdown tables, compose and CI files, Terraform, package-manager rc files, curl, JDBC/ODBC, code in
 several languages, kubectl and Helm, JSON, logs, Korean), and the ordinary values that share those places.
-Its figures, as first measured, are in docs/security.md; do not change the rules against its misses and
-keep quoting it as unseen.
+Its figures, as first measured, are in docs/security.md. After that measurement the rules learnt its
+misses (bcacdd2), so it is no longer unseen; second_unseen.py and the parts after it took its place.
 """
 
 import base64
