@@ -16,7 +16,7 @@ CONFORMANCE := tests/conformance/node_modules/.package-lock.json
 # tests/agents/package-lock.json.
 AGENT_CLIS := tests/agents/node_modules/.package-lock.json
 
-.PHONY: run test test-browser test-agents test-bench setup lint format clean
+.PHONY: run test test-browser test-agents test-bench bench-cluster setup lint format clean
 
 run: $(RUN_STAMP)
 	$(PY) manage.py serve --migrate --with-worker
@@ -39,6 +39,19 @@ test-bench: $(DEV_STAMP)
 # its own, against a scripted model server on 127.0.0.1 and a live Kenfold. Not part of `make test`.
 test-agents: $(DEV_STAMP) $(AGENT_CLIS)
 	scripts/test.sh -m agents tests/agents
+
+# Kenfold at scale on loopback (bench/cluster/run.py: PostgreSQL, PgBouncer, 3 web servers, 2 job workers,
+# HAProxy; the correctness checks and the fault run). PgBouncer and HAProxy come from Debian, installed here
+# when missing. Not part of `make test`. ARGS passes options, e.g. make bench-cluster ARGS="--phases numbers".
+bench-cluster: $(DEV_STAMP)
+	@missing=""; for program in pgbouncer haproxy; do \
+	  command -v $$program >/dev/null 2>&1 || [ -x /usr/sbin/$$program ] || missing="$$missing $$program"; done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; if [ "$$(id -u)" -ne 0 ]; then sudo="sudo"; fi; \
+	  echo "make bench-cluster: installing$$missing from Debian"; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing >/dev/null; fi
+	$(PY) bench/cluster/run.py $(ARGS)
 
 setup: $(DEV_STAMP)
 

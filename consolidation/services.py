@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from consolidation import prompts, selectors
 from consolidation.models import Consolidation, ConsolidationScan, Kind, ProposalStatus
 from kenfold import clock
+from kenfold.db_functions import one_at_a_time
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
@@ -79,25 +80,12 @@ def consolidation_run(
         pending = extraction_counts().pending
         if pending:
             return RunReport(skipped=f"{pending} session summaries wait for extraction")
-    with _one_run_at_a_time() as alone:
+    # The worker and a command never ask the model about the same pairs at once (the unique member set
+    # would keep one answer; the other would be paid for for nothing), nor do two workers.
+    with one_at_a_time(RUN_LOCK) as alone:
         if not alone:
             return RunReport(skipped="another consolidation run is in progress (the worker or a command)")
         return _run(chat=chat, limit=limit, progress=progress)
-
-
-@contextmanager
-def _one_run_at_a_time() -> Iterator[bool]:
-    """A session advisory lock, so the worker and a command never ask the model about the same pairs
-    at once (the unique member set would keep one answer; the other would be paid for for nothing)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [RUN_LOCK])
-        alone = bool(cursor.fetchone()[0])
-    try:
-        yield alone
-    finally:
-        if alone:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [RUN_LOCK])
 
 
 def _run(*, chat: ChatModel, limit: int, progress: Callable[[str], None] | None) -> RunReport:

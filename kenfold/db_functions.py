@@ -2,13 +2,14 @@
 the server-bound statements of the hot paths."""
 
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 import numpy as np
 import psycopg
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from psycopg.adapt import AdaptersMap, Dumper
 from psycopg.pq import Format
 
@@ -136,6 +137,31 @@ def xact_lock(*parts: str, content: str | None = None) -> None:
         params.append(content)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT pg_advisory_xact_lock(hashtextextended({key}, 0))", params)
+
+
+@contextmanager
+def one_at_a_time(name: str) -> Iterator[bool]:
+    """Whether this process may run the job `name` now: True while no other process, on any machine of
+    the cluster, runs it; False at once when one does. The body runs either way and decides what to do.
+
+    The lock is a transaction-scoped advisory lock held by an open transaction on a connection of its
+    own, not a session lock on the request's connection: behind PgBouncer in transaction mode (the
+    KENFOLD_DATABASE_PREPARED=false path) a session lock stays on whichever server connection took it,
+    so its unlock may reach another one and leave it held for good, while a later job landing on the
+    first connection would take it again (session locks are re-entrant) and run twice. A transaction
+    keeps its server connection to the end, and a process killed mid-job drops its connection, which
+    ends the transaction and frees the lock with no lease to expire. The transaction writes nothing and
+    holds no snapshot between statements, so it keeps no rows from being vacuumed.
+    """
+    # The request's connection first: with the embedded server, taking it starts the server if need be.
+    connections[DEFAULT_DB_ALIAS].ensure_connection()
+    params = connections[DEFAULT_DB_ALIAS].get_connection_params()
+    with psycopg.connect(**params, autocommit=False) as holder:
+        row = holder.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [name]).fetchone()
+        try:
+            yield bool(row and row[0])
+        finally:
+            holder.rollback()
 
 
 class UUIDv7(models.Func):

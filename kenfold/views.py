@@ -111,7 +111,9 @@ def _database_answers() -> bool:
     params.pop("cursor_factory", None)
     try:
         with psycopg.connect(**params, connect_timeout=READY_TIMEOUT_S) as probe:
-            probe.execute(f"SET statement_timeout = {READY_TIMEOUT_S * 1000}")
+            # LOCAL, inside the probe's transaction: behind a pooler in transaction mode a plain SET would
+            # stay on the server connection and cut off other clients' long statements after two seconds.
+            probe.execute(f"SET LOCAL statement_timeout = {READY_TIMEOUT_S * 1000}")
             probe.execute("SELECT 1")
     except psycopg.Error:
         _log_unavailable("readiness check: the database does not answer")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
-from kenfold.db_functions import sql_literal
+from kenfold.db_functions import one_at_a_time, sql_literal
 from memories.embedding_store import HNSW_INDEX_PREFIX, hnsw_index_sql, model_index_name, stored_dimensions
 
 log = logging.getLogger(__name__)
@@ -141,14 +141,12 @@ def build_scope_indexes(
         return BuildReport(built=0, present=len(wanted), dropped=0)
     if connection.in_atomic_block:
         raise RuntimeError("per-scope indexes are built outside a transaction (CREATE INDEX CONCURRENTLY)")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [_LOCK_KEY])
-        if not cursor.fetchone()[0]:
+    with one_at_a_time(_LOCK_KEY) as alone, connection.cursor() as cursor:
+        if not alone:
             return BuildReport(built=0, present=len(wanted) - len(missing), dropped=0, busy=True)
         try:
             built, dropped = _build(cursor, missing, deadline=deadline, progress=progress)
         finally:
-            cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [_LOCK_KEY])
             forget_cached()
     log.info(
         "built per-scope vector indexes",

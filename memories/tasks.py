@@ -3,8 +3,10 @@
 import logging
 
 from kenfold import clock
+from kenfold.db_functions import one_at_a_time
 from memories import extensions, providers
 from memories.embedding_store import backfill
+from memories.embeddings import Embedder
 from memories.extraction import extraction_run
 from memories.scope_indexes import build_scope_indexes
 from memories.usage import usage_prune
@@ -25,6 +27,15 @@ def embeddings_backfill() -> str:
     if not embedders:
         extensions.retrieval_changed(extensions.VECTORS_CURRENT)
         return "embeddings are off"
+    # One run at a time across every worker: a run longer than the interval (a model switch at a million
+    # memories) would otherwise meet the next one on another worker and pay to embed the same rows twice.
+    with one_at_a_time(BACKFILL_TASK) as alone:
+        if not alone:
+            return "another worker is running the embedding backfill"
+        return _backfill(embedders)
+
+
+def _backfill(embedders: list[Embedder]) -> str:
     lines = []
     remaining = 0
     for embedder in embedders:

@@ -15,6 +15,7 @@ import tempfile
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -96,17 +97,25 @@ def connect(home: Path) -> Any:
 
 
 def bulk_load(
-    home: Path, size: int, bases: list[Base], base_vectors: dict[str, Any], now: datetime
+    home: Path,
+    size: int,
+    bases: list[Base],
+    base_vectors: dict[str, Any],
+    now: datetime,
+    *,
+    connect_to: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """COPY `size` memories and one vector per memory and model of `base_vectors`; returns timings and
-    the corpus mix."""
+    the corpus mix. `connect_to` opens a superuser connection (autocommit) to another server than the
+    embedded one of `home` (bench/cluster's)."""
+    open_connection = connect_to or (lambda: connect(home))
     import numpy as np
 
     rng = random.Random(SEED + size)
     nrng = np.random.default_rng(SEED + size)
     timings: dict[str, float] = {}
 
-    with connect(home) as conn:
+    with open_connection() as conn:
         indexes = conn.execute(
             """
             SELECT c.relname, pg_get_indexdef(i.indexrelid)
@@ -151,8 +160,8 @@ def bulk_load(
     started = time.monotonic()
     chunk = 20_000
     with contextlib.ExitStack() as stack:
-        mem_conn = stack.enter_context(connect(home))
-        emb_conns = [stack.enter_context(connect(home)) for _ in models]
+        mem_conn = stack.enter_context(open_connection())
+        emb_conns = [stack.enter_context(open_connection()) for _ in models]
         for conn in (mem_conn, *emb_conns):
             # Foreign-key triggers off for the load: every reference points at a row of this load.
             conn.execute("SET session_replication_role = replica")
@@ -275,7 +284,7 @@ def bulk_load(
     timings["copy_s"] = time.monotonic() - started
 
     index_times: dict[str, float] = {}
-    with connect(home) as conn:
+    with open_connection() as conn:
         for name, definition in indexes:
             t0 = time.monotonic()
             conn.execute(definition)

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -87,14 +88,20 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc)[:80]}"
 
 
-async def agent(n: int, url: str, key: str, orders: asyncio.Queue[Order | None]) -> None:
+async def agent(
+    n: int, url: str, key: str, orders: asyncio.Queue[Order | None], *, on_response: Callable | None = None
+) -> None:
     """One agent: its own API key, HTTP client and MCP session, kept across the client counts as a real
     agent keeps its session (opening one and listing the tools is not what a tool call costs). A dropped
-    session is counted and the agent opens a new one."""
+    session is counted and the agent opens a new one. `on_response` (an async httpx event hook) sees every
+    HTTP answer, e.g. to count statuses the MCP client folds into one error."""
     rng = random.Random(n)
     mine: list[str] = []
     order = await orders.get()
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+    hooks = {"response": [on_response]} if on_response else {}
+    async with httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {key}"}, timeout=60, event_hooks=hooks
+    ) as http:
         while order is not None:
             try:
                 async with Client(
@@ -187,9 +194,12 @@ def superuser(home: Path) -> psycopg.Connection:
 
 def verify(home: Path, acked: dict[str, str]) -> dict[str, int]:
     with superuser(home) as conn:
-        rows = conn.execute(
-            "SELECT id::text, content FROM memory WHERE source_agent LIKE 'bench-%'"
-        ).fetchall()
+        return verify_rows(conn, acked)
+
+
+def verify_rows(conn: psycopg.Connection, acked: dict[str, str]) -> dict[str, int]:
+    """Every acknowledged write (id -> content) stored, and none twice: counts of each."""
+    rows = conn.execute("SELECT id::text, content FROM memory WHERE source_agent LIKE 'bench-%'").fetchall()
     stored = Counter(content for _id, content in rows)
     ids = {id_ for id_, _content in rows}
     lost = [i for i in acked if i not in ids]
@@ -197,8 +207,10 @@ def verify(home: Path, acked: dict[str, str]) -> dict[str, int]:
     return {"acknowledged": len(acked), "lost": len(lost), "duplicated": len(duplicated), "rows": len(rows)}
 
 
-async def run_count(target: Target, clients: int, seconds: float, max_calls: int, run: str) -> Tally:
-    tally = Tally()
+async def run_count(
+    target: Target, clients: int, seconds: float, max_calls: int, run: str, tally: Tally | None = None
+) -> Tally:
+    tally = tally or Tally()
     deadline = time.monotonic() + seconds
     if clients > len(target.orders):
         # An order without an agent would never be done.

@@ -158,3 +158,20 @@ def test_no_questions_no_run(words_only: None, django_capture_on_commit_callback
     with django_capture_on_commit_callbacks(execute=True):
         extensions.retrieval_changed(extensions.ARCHIVE_IMPORTED)
     assert scheduled() == []
+
+
+def test_a_run_while_another_worker_scores_waits_for_the_next_turn(shop: dict[str, str]) -> None:
+    from evals.services import EVAL_TASK
+    from evals.tasks import golden_questions_run
+    from tests.threads import held_open
+
+    ask(shop)
+    # Another worker is scoring: its run holds the job's lock (kenfold.db_functions.one_at_a_time).
+    with held_open(f"SELECT pg_advisory_xact_lock(hashtextextended('{EVAL_TASK}', 0))"):
+        assert (
+            golden_questions_run("reindex")
+            == "another worker is scoring the golden questions; scheduled again"
+        )
+    assert triggers() == [] and scheduled() == ["{'trigger': 'reindex'}"]
+    assert golden_questions_run("reindex").endswith("1/1 passed")
+    assert triggers() == ["reindex"]

@@ -1,0 +1,1 @@
+"""Kenfold at scale on loopback: see run.py."""
