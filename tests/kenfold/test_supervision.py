@@ -36,8 +36,15 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 def _serve(home: Path, port: int) -> "running":
     # Durable, as a user runs it: with synchronous_commit off a crash may lose commits already acknowledged.
+    # No write quota: the writers share one key and write as fast as the machine allows, and what is
+    # measured is every acknowledged write surviving the crash, not the key's limit (tests/memories/test_quotas.py).
     env = kenfold_env(
-        home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", KENFOLD_EMBEDDED_DURABLE="true", KENFOLD_EMBED="off"
+        home,
+        KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}",
+        KENFOLD_EMBEDDED_DURABLE="true",
+        KENFOLD_EMBED="off",
+        KENFOLD_QUOTA_WRITES_PER_MINUTE="0",
+        KENFOLD_QUOTA_MEMORIES_PER_DAY="0",
     )
     return running(
         [sys.executable, "manage.py", "serve"], env=env, ready_url=f"http://127.0.0.1:{port}/readyz"
