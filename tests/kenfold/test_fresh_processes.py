@@ -40,7 +40,7 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
 from memories import extraction, keys, services
-from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding
+from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding, ServedCall
 from oauth.models import OAuthGrant, Owner
 from tests.mcp.support import stdio_tool_calls
 from tests.processes import REPO, kenfold_env, manage
@@ -228,6 +228,16 @@ def memory_history(fresh: Fresh) -> None:
         for line in fresh.manage("memory", "history", memory_id, "--json").stdout.splitlines()
     ]
     assert [(event["action"], event["agent"]) for event in events] == [("created", "codex")]
+
+
+def memory_guidelines(fresh: Fresh) -> None:
+    rules = fresh.home.parent / "KENFOLD.md"
+    rules.write_text("# Memory here\n\nRemember deploy decisions; never store customer names.\n")
+    out = fresh.manage("memory", "guidelines", "set", "--project", PROJECT, "--file", str(rules)).stdout
+    assert out.startswith("set ")
+    shown = fresh.manage("memory", "guidelines", "show", "--project", PROJECT).stdout
+    assert "never store customer names" in shown
+    assert fresh.manage("memory", "guidelines", "clear", "--project", PROJECT).stdout.startswith("cleared ")
 
 
 def audit(fresh: Fresh) -> None:
@@ -512,6 +522,7 @@ COMMANDS: dict[tuple[str, str | None], Callable[[Fresh], None]] = {
     ("memory", "reject"): memory_reject,
     ("memory", "forget"): memory_forget,
     ("memory", "history"): memory_history,
+    ("memory", "guidelines"): memory_guidelines,
     ("audit", None): audit,
     ("refs", "status"): refs_status,
     ("export", None): export,
@@ -607,6 +618,18 @@ def prune_expired(fresh: Fresh, job: str) -> None:
     )
 
 
+def usage_prune_old(fresh: Fresh, job: str) -> None:
+    old = ServedCall.objects.create(
+        served_at=clock.now() - timedelta(days=40), tool="recall", agent="codex", memory_ids=[uuid.uuid4()]
+    )
+    recent = ServedCall.objects.create(
+        served_at=clock.now(), tool="recall", agent="codex", memory_ids=[uuid.uuid4()]
+    )
+    task = fresh.job(job)
+    assert task == {"success": True, "result": "deleted 1 usage records"}
+    assert list(ServedCall.objects.values_list("pk", flat=True)) == [recent.pk] != [old.pk]
+
+
 def golden_questions_run(fresh: Fresh, job: str) -> None:
     golden()
     task = fresh.job(job, kwargs={"trigger": "import"})
@@ -619,6 +642,7 @@ JOBS: dict[str, Callable[[Fresh, str], None]] = {
     "memories.tasks.embeddings_backfill": embeddings_backfill,
     "memories.tasks.extraction_drain": extraction_drain,
     "consolidation.tasks.consolidation_tick": consolidation_tick,
+    "memories.tasks.usage_prune_old": usage_prune_old,
     "oauth.tasks.prune_expired": prune_expired,
     "evals.tasks.golden_questions_run": golden_questions_run,
 }
@@ -638,7 +662,8 @@ def test_every_job_and_every_schedule_is_run_above() -> None:
         if importlib.util.find_spec(f"{app}.tasks") is not None
         for module in [importlib.import_module(f"{app}.tasks")]
         for name, function in inspect.getmembers(module, inspect.isfunction)
-        if function.__module__ == module.__name__
+        # A leading underscore marks a helper of the module's jobs, not a job.
+        if function.__module__ == module.__name__ and not name.startswith("_")
     }
     loader = MigrationLoader(None, ignore_no_migrations=True)
     scheduled = {

@@ -20,7 +20,19 @@ import pytest
 
 from tests.processes import REPO, kenfold_env, manage, stop_cluster
 
-OUR_COMMANDS = ["consolidate", "db", "eval", "export", "extract", "import", "key", "mcp", "memory", "oauth"]
+OUR_COMMANDS = [
+    "audit",
+    "consolidate",
+    "db",
+    "eval",
+    "export",
+    "extract",
+    "import",
+    "key",
+    "mcp",
+    "memory",
+    "oauth",
+]
 OUR_COMMANDS += ["password", "refs", "reindex", "scan", "serve"]
 
 
@@ -164,6 +176,7 @@ def test_the_idle_job_worker_writes_nothing_at_the_default_log_level(home: Home,
         "consolidation.tasks.consolidation_tick",
         "memories.tasks.embeddings_backfill",
         "memories.tasks.extraction_drain",
+        "memories.tasks.usage_prune_old",
         "oauth.tasks.prune_expired",
     ]
 
