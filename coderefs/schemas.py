@@ -8,7 +8,13 @@ pydantic enforcing them first with its generic wording.
 from pydantic import BaseModel, ConfigDict, Field
 
 from kenfold.openapi import PROJECT_DESCRIPTION, PROJECT_SCHEMA, REF_PATH_FORMAT
-from kenfold_common.coderefs import MAX_HASH_CHARS, MAX_PATH_CHARS, MAX_SYMBOL_CHARS, SYMBOL_RE
+from kenfold_common.coderefs import (
+    HASH_CONTROL_PATTERN,
+    MAX_HASH_CHARS,
+    MAX_PATH_CHARS,
+    MAX_SYMBOL_CHARS,
+    SYMBOL_RE,
+)
 
 _COMMIT = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
 _OPTIONAL_COMMIT = {"anyOf": [_COMMIT, {"type": "null"}]}
@@ -29,7 +35,12 @@ _RESULT_RULES = {
                     "required": ["hash"],
                     "properties": {
                         "found": {"const": True},
-                        "hash": {"type": "string", "minLength": 1, "maxLength": MAX_HASH_CHARS},
+                        "hash": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_HASH_CHARS,
+                            "pattern": f"^[^{HASH_CONTROL_PATTERN[1:-1]}]*$",
+                        },
                     },
                 },
                 {"properties": {"found": {"const": False}, "hash": {"type": "null"}}},

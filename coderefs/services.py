@@ -15,7 +15,13 @@ from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
-from kenfold_common.coderefs import MAX_HASH_CHARS, is_commit, is_valid_ref_path, is_valid_ref_symbol
+from kenfold_common.coderefs import (
+    HASH_CONTROL_RE,
+    MAX_HASH_CHARS,
+    is_commit,
+    is_valid_ref_path,
+    is_valid_ref_symbol,
+)
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
@@ -60,6 +66,11 @@ def _validate_result(index: int, result: CheckResult) -> None:
     if result.found:
         if not result.hash or len(result.hash) > MAX_HASH_CHARS:
             raise InvalidInput(f"{where}: a found target needs a hash of 1-{MAX_HASH_CHARS} characters")
+        # PostgreSQL text holds no NUL, and a hash is the client's digest: no control characters either.
+        if HASH_CONTROL_RE.search(result.hash):
+            raise InvalidInput(
+                f"{where}.hash contains a control character; send the digest as the client made it"
+            )
     elif result.hash is not None:
         raise InvalidInput(f"{where}: a target that was not found has no hash")
     if result.resolved_path is not None and not is_valid_ref_path(result.resolved_path):

@@ -11,6 +11,10 @@ MAX_PATH_CHARS = 300
 MAX_SYMBOL_CHARS = 100
 # A found target's hash (the client's digest of its definition).
 MAX_HASH_CHARS = 100
+# What a hash may not hold: C0 and C1 controls and DEL (NUL cannot even be stored). The OpenAPI document
+# states the same rule as a pattern (coderefs.schemas).
+HASH_CONTROL_PATTERN = "[\\u0000-\\u001f\\u007f-\\u009f]"
+HASH_CONTROL_RE = re.compile(HASH_CONTROL_PATTERN)
 
 # A commit as git names it: 7 to 64 lowercase hex digits (abbreviated SHA-1 up to full SHA-256). git
 # prints ids in lowercase; accepting upper case on one side only would let the two disagree.

@@ -149,6 +149,17 @@ async def test_targets_need_a_real_project(client: httpx.AsyncClient, params: di
             ).encode(),
             "results.0.found",
         ),
+        # PostgreSQL cannot store a NUL: refused as input, never a 500 (schemathesis found it).
+        (
+            json.dumps(
+                {
+                    "project": REPO,
+                    "commit": COMMIT,
+                    "results": [{"path": "a.go", "found": True, "hash": "ab\x00c"}],
+                }
+            ).encode(),
+            "results[0].hash contains a control character",
+        ),
     ],
 )
 async def test_malformed_reports_get_a_clear_400(

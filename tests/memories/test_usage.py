@@ -1,12 +1,14 @@
 """Which memories were served and reused (issue 39 item 2): recorded per recall and get_context through the
 MCP tools, marked as used by a later call's `used`, bounded in rows and in days, and reported."""
 
+import importlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.apps import apps
 from django_q.models import Schedule
 from mcp import Client
 
@@ -149,6 +151,10 @@ def test_answers_older_than_the_kept_days_are_pruned_by_the_scheduled_task(setti
     with clock.frozen(now):
         assert tasks.usage_prune_old() == "deleted 1 usage records"
     assert ServedCall.objects.count() == 2
+    # What the migration schedules, written again here: a transactional test that ran earlier on this
+    # worker flushes the tables, schedules included (the idle-worker test in tests/kenfold/test_quiet.py
+    # sees the job run from a fresh migrate).
+    importlib.import_module("memories.migrations.0020_served_call").schedule(apps, None)
     schedule = Schedule.objects.get(name="usage prune")
     assert (schedule.func, schedule.schedule_type) == ("memories.tasks.usage_prune_old", "H")
 
