@@ -179,4 +179,9 @@ def audit_by_credential(*, days: int) -> list[CredentialActivity]:
             entry.agents.append(row["agent"])
         entry.counts[row["action"]] = entry.counts.get(row["action"], 0) + row["n"]
         entry.last_at = max(entry.last_at, row["last"])
+    for entry in activity.values():
+        # In the actions' own order (created, superseded, ...), not the order the database grouped them in.
+        entry.counts = {
+            action: entry.counts[action] for action in MemoryAction.values if action in entry.counts
+        }
     return sorted(activity.values(), key=lambda entry: entry.last_at, reverse=True)
