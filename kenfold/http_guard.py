@@ -70,8 +70,10 @@ def cross_origin_refusal(*, sec_fetch_site: str | None, origin: str | None) -> s
         return "forbidden: cross-site request (Sec-Fetch-Site: cross-site); Kenfold accepts no requests from web pages"
     # `Origin: null` (sandboxed pages, file: URLs) has no host and is refused like any foreign origin.
     if origin is not None and not host_allowed(urlsplit(origin.strip()).netloc):
+        # The value is not repeated: a header is the caller's to read already, and a log line or a proxy's
+        # error page must not carry what a page chose to send.
         return (
-            f"forbidden: origin {origin.strip()[:200]!r} is not an allowed host "
+            "forbidden: the Origin header names a host that is not allowed "
             "(list its host in KENFOLD_ALLOWED_HOSTS if it is yours)"
         )
     return None
