@@ -64,6 +64,8 @@ PROJECTS = [f"github.com/bench/service-{n}" for n in range(4)]
 class Tally:
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     tool_errors: Counter = field(default_factory=Counter)
+    # What the errors said (a tool and the start of its text), so a report says why, not only how many.
+    tool_error_kinds: Counter = field(default_factory=Counter)
     internal_errors: int = 0
     http_failures: Counter = field(default_factory=Counter)  # "503 with Retry-After", other statuses
     acked_writes: dict[str, str] = field(default_factory=dict)  # id -> content (remember, handoff)
@@ -168,6 +170,7 @@ async def work(n: int, client: Client, order: Order, rng: random.Random, mine: l
         if result.is_error:
             text = tool_error_text(result)
             tally.tool_errors[tool] += 1
+            tally.tool_error_kinds[f"{tool}: {text[:70]}"] += 1
             tally.internal_errors += "internal error" in text
             continue
         tally.latencies[tool].append(elapsed)
@@ -264,7 +267,16 @@ class Target:
         return f"http://127.0.0.1:{self.port}"
 
     def env(self, **extra: str) -> dict[str, str]:
-        return kenfold_env(self.home, repo=self.repo, KENFOLD_EMBEDDED_DURABLE="true", **extra)
+        # No write quota: a simulated agent writes as fast as the server answers, far past what the default
+        # quota allows a real one (120 writes a minute); what is measured is throughput, not the limit.
+        return kenfold_env(
+            self.home,
+            repo=self.repo,
+            KENFOLD_EMBEDDED_DURABLE="true",
+            KENFOLD_QUOTA_WRITES_PER_MINUTE="0",
+            KENFOLD_QUOTA_MEMORIES_PER_DAY="0",
+            **extra,
+        )
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(
@@ -508,6 +520,7 @@ async def measure(target: Target, clients: int, args: argparse.Namespace, *, rou
         },
         "http_failures": dict(tally.http_failures),
         "tool_errors": dict(tally.tool_errors),
+        "tool_error_kinds": dict(tally.tool_error_kinds.most_common(5)),
         "internal_errors": tally.internal_errors,
         "writes": verify(target.home, tally.acked_writes),
     }
