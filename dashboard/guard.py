@@ -19,7 +19,7 @@ from django.http.request import split_domain_port
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import sessions
-from kenfold.http_guard import is_loopback_host
+from kenfold.net import is_loopback_host
 
 PREFIX = "/dashboard/"
 COOKIE = "kenfold_dashboard"

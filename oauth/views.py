@@ -32,7 +32,7 @@ from oauth2_provider.views.dynamic_client_registration import (
 from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
-from kenfold.http_guard import is_loopback_host
+from kenfold.net import is_loopback_host
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
 from oauth import tokens
