@@ -39,7 +39,7 @@ async def measure() -> dict[str, Any]:
     import django
 
     django.setup()
-    from kenfold.mcp.server import build_server
+    from edge.mcp.server import build_server
 
     tools = await build_server().list_tools()
     rows = []

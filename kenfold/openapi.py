@@ -1,7 +1,7 @@
 """What the REST API's OpenAPI document declares beyond what ninja derives from a view's signature.
 
 Some answers never come from a view: the admission gate (408, 503), RequestGuard (401, 403) and the error
-handlers in kenfold.api (400, 413, 503) answer before or around it, always as `{"error": "..."}`. And the
+handlers in edge.api (400, 413, 503) answer before or around it, always as `{"error": "..."}`. And the
 endpoints that parse their input themselves, to give clearer messages than ninja's, declare it here.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from pydantic import BaseModel, Field
 
-from kenfold.backpressure import RETRY_AFTER_S
+from edge.backpressure import RETRY_AFTER_S
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import MAX_PROJECT_LENGTH
 
@@ -122,7 +122,7 @@ def json_body[Input: BaseModel](request: HttpRequest, model: type[Input], *, fie
 
     Parsed here rather than by ninja, whose parse error is a bare "Cannot parse request body"; `fields`
     names what the object holds ("project, files and deleted") in the message for a body that is not one.
-    Validation errors propagate as pydantic's, which kenfold.api turns into a 400 naming each field.
+    Validation errors propagate as pydantic's, which edge.api turns into a 400 naming each field.
     """
     try:
         body = json.loads(request.body)

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool.base import AttemptWithBackoff
 
-from kenfold.backpressure import POOL_SIZE
+from edge.backpressure import POOL_SIZE
 from kenfold.db_backend import pool_check
 from kenfold.logging import logs_for_a_person
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
@@ -48,7 +48,7 @@ def _default_home() -> Path:
 # connection came back moments ago and its socket shows nothing), so a restart of the database costs no
 # failed request; waiting for a connection is capped at 3 s, so a stopped database
 # fails requests quickly (503) instead of piling them up. The pool is larger than the number of requests
-# kenfold.backpressure lets run at once, so load alone never makes a request wait for a connection.
+# edge.backpressure lets run at once, so load alone never makes a request wait for a connection.
 _POOL = {
     "min_size": 1,
     "max_size": POOL_SIZE,
@@ -300,7 +300,7 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = False
-# Kenfold applies its own Host allowlist (KENFOLD_ALLOWED_HOSTS) in kenfold.http_guard, because /healthz
+# Kenfold applies its own Host allowlist (KENFOLD_ALLOWED_HOSTS) in edge.http_guard, because /healthz
 # and /readyz must answer any Host (container health checks) and /mcp never passes through Django.
 ALLOWED_HOSTS = ["*"]
 
@@ -322,20 +322,22 @@ INSTALLED_APPS = [
     "consolidation",
     "archive",
     "evals",
+    # The edge (ASGI router, REST, MCP): installed for its `serve` and `mcp` commands.
+    "edge",
 ]
 
 MIDDLEWARE = [
-    "kenfold.http_guard.HostAllowlistMiddleware",
+    "edge.http_guard.HostAllowlistMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
     # The consent page's form (and the dashboard's): a cookie-based token, no session needed. The API and
     # the OAuth endpoints that clients call are exempt (ninja's views and DOT's token views say so).
     "django.middleware.csrf.CsrfViewMiddleware",
-    "kenfold.api.ApiErrorShapeMiddleware",
+    "edge.api.ApiErrorShapeMiddleware",
 ]
 
-ROOT_URLCONF = "kenfold.urls"
-ASGI_APPLICATION = "kenfold.asgi.application"
+ROOT_URLCONF = "edge.urls"
+ASGI_APPLICATION = "edge.asgi.application"
 
 TEMPLATES = [
     {

@@ -22,7 +22,8 @@ from uuid import UUID
 from django.conf import settings
 from django.db import connection
 
-from kenfold import backpressure, clock
+from edge import backpressure
+from kenfold import clock
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
 from memories.lexical import feedback_words

@@ -1,4 +1,4 @@
-"""The authorization server's routes, mounted by kenfold.urls only when KENFOLD_PUBLIC_URL is set.
+"""The authorization server's routes, mounted by edge.urls only when KENFOLD_PUBLIC_URL is set.
 
 DOT reverses `oauth2_provider:…` names (the DCR management URI), so the OAuth endpoints sit under that
 namespace; the well-known documents are at the site root, where RFC 8414 and RFC 9728 put them.

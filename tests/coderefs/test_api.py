@@ -8,9 +8,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
-from kenfold.asgi import application
+from edge.asgi import application
+from edge.http_guard import HOST_FORBIDDEN
 from kenfold.caller import Caller
-from kenfold.http_guard import HOST_FORBIDDEN
 from memories.keys import api_key_create
 from memories.services import memory_remember
 

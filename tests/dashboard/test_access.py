@@ -12,9 +12,9 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from dashboard.models import DashboardSession
+from edge.asgi import application
+from edge.http_guard import HOST_FORBIDDEN
 from kenfold import clock
-from kenfold.asgi import application
-from kenfold.http_guard import HOST_FORBIDDEN
 from kenfold_common.errors import AuthenticationFailed, TooManyAttempts
 from memories.models import Memory, Status
 from oauth.models import Owner

@@ -1,4 +1,4 @@
-"""The admission gate's order (kenfold.backpressure): reads before writes, a write passed over no longer than
+"""The admission gate's order (edge.backpressure): reads before writes, a write passed over no longer than
 READ_PRIORITY_S, writes' share of the running slots, and the bound on requests inside. Driven as ASGI, with
 requests that hold their slot until the test lets them finish."""
 
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from kenfold import backpressure
-from kenfold.backpressure import ACTIVE_PER_PROCESS, QUEUE_PER_PROCESS, WRITES_PER_PROCESS, AdmissionGate
-from kenfold.mcp.transports import mcp_writes
+from edge import backpressure
+from edge.backpressure import ACTIVE_PER_PROCESS, QUEUE_PER_PROCESS, WRITES_PER_PROCESS, AdmissionGate
+from edge.mcp.transports import mcp_writes
 
 
 def _call(tool: str) -> bytes:

@@ -4,7 +4,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from kenfold.http_guard import HOST_FORBIDDEN
+from edge.http_guard import HOST_FORBIDDEN
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ import httpx
 import psutil
 import pytest
 
-from kenfold.backpressure import DATABASE_STOPPED
+from edge.backpressure import DATABASE_STOPPED
 from kenfold_common.env import documented_variables, unknown_variable_warnings
 from tests.processes import REPO, Running, free_port, kenfold_env, manage, stop_cluster, wait_ready
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from kenfold.backpressure import DATABASE_STOPPED
+from edge.backpressure import DATABASE_STOPPED
 from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
 
 
@@ -21,7 +21,7 @@ def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Pat
         gunicorn = str(Path(sys.executable).parent / "gunicorn")
         argv = [
             gunicorn,
-            "kenfold.asgi:application",
+            "edge.asgi:application",
             "-k",
             "asgi",
             "-w",

@@ -112,7 +112,7 @@ def serve(
     """
     port = port or free_port()
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    argv = [gunicorn, "kenfold.asgi:application", "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}"]
+    argv = [gunicorn, "edge.asgi:application", "-k", "asgi", "-w", "1", "-b", f"127.0.0.1:{port}"]
     # Several servers run side by side in a test run; a shared control socket would make them collide.
     argv.append("--no-control-socket")
     base = f"http://127.0.0.1:{port}"

@@ -9,7 +9,7 @@ from contextlib import ExitStack
 
 import httpx
 
-from kenfold.backpressure import ACTIVE_PER_PROCESS, INCOMPLETE_BODY, OVERLOADED, QUEUE_PER_PROCESS
+from edge.backpressure import ACTIVE_PER_PROCESS, INCOMPLETE_BODY, OVERLOADED, QUEUE_PER_PROCESS
 
 from .support import AGENT_A, INITIALIZE, KenfoldServer, serve
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from mcp import MCPError
 
-from kenfold.backpressure import DATABASE_STOPPED
-from kenfold.http_guard import HOST_FORBIDDEN
+from edge.backpressure import DATABASE_STOPPED
+from edge.http_guard import HOST_FORBIDDEN
 from memories import multi_query, selectors, services
 
 from .support import (

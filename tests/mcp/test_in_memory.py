@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
 
-from kenfold.mcp.server import READ_ONLY_TOOLS, build_server
+from edge.mcp.server import READ_ONLY_TOOLS, build_server
 from memories.models import Memory
 
 pytestmark = pytest.mark.django_db

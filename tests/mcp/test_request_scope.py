@@ -7,7 +7,7 @@ import threading
 import pytest
 from asgiref.sync import sync_to_async
 
-from kenfold.mcp.transports import django_request_scope
+from edge.mcp.transports import django_request_scope
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
-from kenfold.backpressure import DATABASE_STOPPED
+from edge.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
 from tests.processes import REPO, kenfold_env
 

@@ -9,8 +9,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
 
+from edge.mcp.server import build_server
 from kenfold.caller import Caller
-from kenfold.mcp.server import build_server
 from memories import selectors, services
 from memories.guidelines import guidelines_set
 from memories.models import Memory

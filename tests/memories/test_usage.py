@@ -12,9 +12,9 @@ from django.apps import apps
 from django_q.models import Schedule
 from mcp import Client
 
+from edge.mcp.server import build_server
 from kenfold import clock
 from kenfold.caller import Caller
-from kenfold.mcp.server import build_server
 from memories import services, tasks, usage
 from memories.models import Memory, ServedCall
 

@@ -27,6 +27,6 @@ def application_for(config_path: str) -> Any:
     settings.OAUTH2_PROVIDER["CIMD_METADATA_FETCHER"] = SEAM_FETCHER
     SEAM["address"] = (config["address"][0], int(config["address"][1]))
     SEAM["ca_file"] = config["ca_file"]
-    from kenfold.asgi import application
+    from edge.asgi import application
 
     return application

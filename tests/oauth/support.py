@@ -59,7 +59,7 @@ class OAuthServer:
 
 @contextmanager
 def oauth_server(
-    home: Path, *, port: int | None = None, app: str = "kenfold.asgi:application", **env: str
+    home: Path, *, port: int | None = None, app: str = "edge.asgi:application", **env: str
 ) -> Iterator[OAuthServer]:
     """gunicorn -k asgi, one worker, with KENFOLD_PUBLIC_URL naming its own loopback address."""
     port = port or free_port()

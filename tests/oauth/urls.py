@@ -1,7 +1,7 @@
-"""kenfold.urls as a server with KENFOLD_PUBLIC_URL set mounts it (kenfold.urls decides at import)."""
+"""edge.urls as a server with KENFOLD_PUBLIC_URL set mounts it (edge.urls decides at import)."""
 
 from django.urls import include, path
 
-from kenfold.urls import urlpatterns as kenfold_patterns
+from edge.urls import urlpatterns as kenfold_patterns
 
 urlpatterns = [*kenfold_patterns, path("", include("oauth.urls"))]

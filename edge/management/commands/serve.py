@@ -17,7 +17,7 @@ from django.db import connection
 from django.utils import timezone
 from django_q.models import Schedule
 
-from kenfold.gunicorn_hooks import PR_SET_PDEATHSIG
+from edge.gunicorn_hooks import PR_SET_PDEATHSIG
 from kenfold.management.base import KenfoldCommand
 from kenfold.schema import schema_behind_message, schema_is_current
 from kenfold.serving import address_owner, address_taken, claim_home, server_url
@@ -79,7 +79,7 @@ class Command(KenfoldCommand):
         gunicorn = shutil.which("gunicorn", path=os.path.dirname(sys.executable)) or "gunicorn"
         argv = [
             gunicorn,
-            "kenfold.asgi:application",
+            "edge.asgi:application",
             "--worker-class",
             "asgi",
             "--workers",
@@ -98,9 +98,9 @@ class Command(KenfoldCommand):
             # agents). An idle connection costs the async worker almost nothing.
             "--keep-alive",
             str(KEEP_ALIVE_S),
-            # Workers quit the moment their master dies (kenfold.gunicorn_hooks).
+            # Workers quit the moment their master dies (edge.gunicorn_hooks).
             "--config",
-            "python:kenfold.gunicorn_hooks",
+            "python:edge.gunicorn_hooks",
             "--access-logfile",
             "-",
         ]

@@ -8,9 +8,9 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from django.db import connection
 
+from edge.mcp.server import build_server
+from edge.mcp.transports import stdio_request_scope
 from kenfold.management.base import KenfoldCommand
-from kenfold.mcp.server import build_server
-from kenfold.mcp.transports import stdio_request_scope
 from kenfold.schema import schema_behind_message, schema_is_current
 
 

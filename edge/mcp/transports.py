@@ -1,4 +1,4 @@
-"""Serving the MCP server: the HTTP endpoint mounted by kenfold.asgi, and the per-request DB scope for stdio.
+"""Serving the MCP server: the HTTP endpoint mounted by edge.asgi, and the per-request DB scope for stdio.
 
 Both transports run the tools outside Django's request cycle, so each MCP request gets what Django gives
 a view: its own DB thread for `sync_to_async(thread_sensitive=True)` (a ThreadSensitiveContext) and the
@@ -20,8 +20,8 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kenfold.http_guard import RequestGuard
-from kenfold.mcp.server import READ_ONLY_TOOLS, build_server
+from edge.http_guard import RequestGuard
+from edge.mcp.server import READ_ONLY_TOOLS, build_server
 
 MCP_PATH = "/mcp"
 

@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from edge.auth import authenticated_caller, local_caller
+from edge.backpressure import database_unavailable, database_unavailable_message
 from kenfold import __version__
-from kenfold.auth import authenticated_caller, local_caller
-from kenfold.backpressure import database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
@@ -187,7 +187,7 @@ class KenfoldMCPServer(MCPServer):
 
 # What each tool does to memory, as clients see it (readOnlyHint, destructiveHint, ...), and the one source
 # of which tools only read: an OAuth grant without memory:write may call those and nothing else
-# (kenfold.mcp.transports.mcp_writes); every other tool's service calls Caller.require_write.
+# (edge.mcp.transports.mcp_writes); every other tool's service calls Caller.require_write.
 TOOL_ANNOTATIONS = {
     "get_context": ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     "remember": ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),

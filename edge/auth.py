@@ -1,6 +1,6 @@
 """Who is calling: bearer API keys over HTTP, KENFOLD_AGENT or the client's own name otherwise (spec §1.2).
 
-The HTTP guard (kenfold.http_guard) authenticates each request once and binds the resulting Caller to
+The HTTP guard (edge.http_guard) authenticates each request once and binds the resulting Caller to
 the request's context with `authenticated_as`; the MCP tools (and later the REST API) read it with
 `authenticated_caller`. The agent recorded on writes comes only from the credential. Without one (stdio,
 or KENFOLD_AUTH=none) the caller has full access and is named by `local_caller`.

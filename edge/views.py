@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from kenfold.backpressure import DATABASE_STOPPED, database_stopped_by_owner
+from edge.backpressure import DATABASE_STOPPED, database_stopped_by_owner
 from kenfold.embedded_db import EmbeddedDatabaseError
 from kenfold.schema import schema_is_current
 

@@ -1,8 +1,8 @@
 from django.conf import settings
 from django.urls import include, path, re_path
 
-from kenfold import views
-from kenfold.api import api, not_found
+from edge import views
+from edge.api import api, not_found
 
 urlpatterns = [
     path("", views.index),

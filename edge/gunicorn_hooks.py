@@ -1,4 +1,4 @@
-"""gunicorn server hooks for `manage.py serve` (loaded with `--config python:kenfold.gunicorn_hooks`).
+"""gunicorn server hooks for `manage.py serve` (loaded with `--config python:edge.gunicorn_hooks`).
 
 Workers die with their master: when the master is killed (kill -9, OOM killer), orphaned workers used to
 keep the listening socket for 10-15 s, accepting connections they never answered, and a restarted
@@ -92,5 +92,5 @@ class AccessLogWithoutQueries(Logger):
         return atoms
 
 
-# gunicorn reads its settings from this module's names (`--config python:kenfold.gunicorn_hooks`).
+# gunicorn reads its settings from this module's names (`--config python:edge.gunicorn_hooks`).
 logger_class = AccessLogWithoutQueries

@@ -1,7 +1,7 @@
 """ASGI entry point (gunicorn -k asgi): a small router in front of Django and the MCP endpoint.
 
 `/mcp` (exact match, so `/mcp-anything` stays Django's) goes to the guarded MCP endpoint built in
-kenfold.mcp.transports; `/api/…` to Django behind the same guard; everything else to Django. The
+edge.mcp.transports; `/api/…` to Django behind the same guard; everything else to Django. The
 lifespan protocol goes to the MCP SDK's app, which needs it to start its task group; Django's ASGI
 handler does not support lifespan.
 """
@@ -19,14 +19,14 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from kenfold.backpressure import AdmissionGate, rest_writes  # noqa: E402
-from kenfold.http_guard import RequestGuard  # noqa: E402
-from kenfold.mcp.transports import MCP_PATH, DjangoRequestScope, build_http_app, mcp_writes  # noqa: E402
+from edge.backpressure import AdmissionGate, rest_writes  # noqa: E402
+from edge.http_guard import RequestGuard  # noqa: E402
+from edge.mcp.transports import MCP_PATH, DjangoRequestScope, build_http_app, mcp_writes  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 # One gate for both API surfaces, in front of everything else: a request beyond the queue's bound costs no
-# key lookup, no thread and no database connection (kenfold.backpressure).
+# key lookup, no thread and no database connection (edge.backpressure).
 gate = AdmissionGate()
 mcp_guarded, mcp_sdk_app = build_http_app()
 mcp_endpoint = gate.wrap(mcp_guarded, writes=mcp_writes)

@@ -16,8 +16,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kenfold.auth import authenticated_as, caller_from_authorization
-from kenfold.backpressure import (
+from edge.auth import authenticated_as, caller_from_authorization
+from edge.backpressure import (
     WriteCheck,
     database_unavailable,
     replaying,
@@ -55,7 +55,7 @@ class RequestGuard:
     then the bearer API key or OAuth access token (401), unless KENFOLD_AUTH=none; a read-only OAuth
     grant asking to write gets 403 insufficient_scope.
 
-    The authenticated caller is bound to the request's context for the wrapped app (kenfold.auth). A key
+    The authenticated caller is bound to the request's context for the wrapped app (edge.auth). A key
     is looked up on every request, so a revoked key fails on its very next one. The lookup needs the
     database: wrap this in a Django request scope.
     """

@@ -114,7 +114,7 @@ def unavailable_response(message: str | None = None) -> JSONResponse:
 
 
 # Whether a request changes memory, from its method, path and body: the MCP endpoint looks at the JSON-RPC
-# tool name (kenfold.mcp.transports.mcp_writes), the REST API at the method. The gate lets reads go first;
+# tool name (edge.mcp.transports.mcp_writes), the REST API at the method. The gate lets reads go first;
 # the request guard refuses writes to a read-only OAuth caller.
 WriteCheck = Callable[[Scope, bytes], bool]
 

@@ -1,6 +1,6 @@
 """The REST API under /api/v1 (django-ninja): one NinjaAPI, routers from the apps, one error shape.
 
-Requests reach it through kenfold.http_guard.RequestGuard (Host allowlist, cross-origin protection,
+Requests reach it through edge.http_guard.RequestGuard (Host allowlist, cross-origin protection,
 API key), like /mcp; the caller the guard authenticated is read here. Every error is
 `{"error": "..."}` with a 4xx (5xx only for our own failures, whose details go to the log).
 """
@@ -18,8 +18,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security.http import HttpAuthBase
 from pydantic import BaseModel, Field
 
-from kenfold.auth import authenticated_caller, local_caller
-from kenfold.backpressure import RETRY_AFTER_S, database_unavailable, database_unavailable_message
+from edge.auth import authenticated_caller, local_caller
+from edge.backpressure import RETRY_AFTER_S, database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold.openapi import error_documentation, error_responses
 from kenfold_common.errors import KenfoldError, QuotaExceeded
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 class GuardBearer(HttpAuthBase):
     """The caller RequestGuard authenticated; with KENFOLD_AUTH=none, a full-access local caller.
 
-    RequestGuard checked the API key or OAuth token before Django saw the request (kenfold.http_guard);
+    RequestGuard checked the API key or OAuth token before Django saw the request (edge.http_guard);
     this class authenticates nobody itself. It is a ninja HTTP auth class so that the OpenAPI document
     declares the bearer scheme every operation needs.
     """
