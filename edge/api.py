@@ -19,8 +19,9 @@ from ninja.security.http import HttpAuthBase
 from pydantic import BaseModel, Field
 
 from edge.auth import authenticated_caller, local_caller
-from edge.backpressure import RETRY_AFTER_S, database_unavailable, database_unavailable_message
+from edge.backpressure import database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
+from kenfold.capacity import RETRY_AFTER_S
 from kenfold.openapi import error_documentation, error_responses
 from kenfold_common.errors import KenfoldError, QuotaExceeded
 

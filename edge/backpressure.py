@@ -19,7 +19,6 @@ holding one.
 
 import asyncio
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -31,22 +30,12 @@ from django.db import utils as db_utils
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kenfold.capacity import ACTIVE_PER_PROCESS, RETRY_AFTER_S
 from kenfold.embedded_db import EmbeddedDatabaseError
 
 log = logging.getLogger(__name__)
 
-# Requests are mostly CPU (embedding the text, ranking) on the machine's cores plus short queries. Two per
-# core per process keep the cores busy while some wait for PostgreSQL without crowding them. Three per core
-# won on 2026-12-02 (bench.load --compare: 74.3 against 67.0 ops/s at 32 clients); at 32 clients on
-# 2026-12-03, two per core against three: 62.4 / 60.3 and 64.7 / 68.3 ops/s in the morning's two runs,
-# then 96.9 / 66.6, 83.7 / 78.6 and 76.7 / 73.0 in the evening's three (interleaved; recall p95 at 16
-# clients lower or equal in each of those three; docs/benchmarks.md). Unbounded concurrency thrashed (the
-# collapse issue 14 found at 32). At least three, so that a one-core machine still has a slot for a read
-# beside the writes' share.
-ACTIVE_PER_PROCESS = max(3, 2 * (os.cpu_count() or 1))
-# The pool holds more connections than can be in use, so that a running request never waits for one; the
-# extra ones serve what runs outside the gate (dashboard pages, the readiness probe's schema check).
-POOL_SIZE = ACTIVE_PER_PROCESS + 4
+# ACTIVE_PER_PROCESS requests run at once (kenfold.capacity says why that many); this many more wait.
 QUEUE_PER_PROCESS = 64
 # At most this many of the running requests are writes. A write costs more CPU than a read (two
 # embeddings, the similar[] lookups, the insert), and under overload writes filled most of the running
@@ -56,7 +45,6 @@ QUEUE_PER_PROCESS = 64
 # change (271 against 275 ms). Figures in docs/benchmarks.md.
 WRITES_PER_PROCESS = max(1, ACTIVE_PER_PROCESS // 2)
 QUEUE_WAIT_S = 20.0
-RETRY_AFTER_S = 2
 # How long a write may be passed over by reads before it takes the next free slot anyway.
 READ_PRIORITY_S = 1.0
 # The gate holds the bodies of every request inside it (up to ACTIVE + QUEUE per process) before any

@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from pydantic import BaseModel, Field
 
-from edge.backpressure import RETRY_AFTER_S
+from kenfold.capacity import RETRY_AFTER_S
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import MAX_PROJECT_LENGTH
 

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 from psycopg_pool.base import AttemptWithBackoff
 
-from edge.backpressure import POOL_SIZE
+from kenfold.capacity import POOL_SIZE
 from kenfold.db_backend import pool_check
 from kenfold.logging import logs_for_a_person
 from kenfold.provider_settings import chat_from_env, embedding_from_env, rerank_from_env
@@ -48,7 +48,8 @@ def _default_home() -> Path:
 # connection came back moments ago and its socket shows nothing), so a restart of the database costs no
 # failed request; waiting for a connection is capped at 3 s, so a stopped database
 # fails requests quickly (503) instead of piling them up. The pool is larger than the number of requests
-# edge.backpressure lets run at once, so load alone never makes a request wait for a connection.
+# the admission gate lets run at once (kenfold.capacity), so load alone never makes a request wait for a
+# connection.
 _POOL = {
     "min_size": 1,
     "max_size": POOL_SIZE,
