@@ -12,7 +12,7 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,7 +22,6 @@ from uuid import UUID
 from django.conf import settings
 from django.db import connection
 
-from edge import backpressure
 from kenfold import clock
 from memories import crosslang, extensions, learned_rank, providers, ranking, search
 from memories.embeddings import Embedder
@@ -123,13 +122,14 @@ _running = 0
 
 
 @contextmanager
-def _search_slot() -> Iterator[bool]:
+def _search_slot(requests_running: Callable[[], int] | None = None) -> Iterator[bool]:
     """Counts the searches running in this process; yields whether this one is alone (no other search,
-    and no other request at work past the admission gate)."""
+    and, where the server's admission gate runs, no other request at work past it: `requests_running`,
+    which counts this search's own request too)."""
     global _running
     with _running_lock:
         _running += 1
-        alone = _running == 1 and backpressure.running_requests() <= 1
+        alone = _running == 1 and (requests_running is None or requests_running() <= 1)
     try:
         yield alone
     finally:
@@ -183,9 +183,14 @@ def retrieve(
     limit: int,
     options: SearchOptions | None = None,
     as_of: datetime | None = None,
+    requests_running: Callable[[], int] | None = None,
 ) -> list[MemoryView]:
     """The `limit` best served memories of `scopes` for `query`. With `as_of` (a past time), among the
-    memories served then, scored as they would have been then (recency counts from `as_of`)."""
+    memories served then, scored as they would have been then (recency counts from `as_of`).
+
+    `requests_running` is the admission gate's count of the requests at work in this process, passed by
+    the HTTP server's adapters (None where no gate runs: stdio, commands, the job worker). It decides only
+    whether the search may take extra connections to run its parts side by side; the answer is the same."""
     options = options or SearchOptions()
     now = as_of or options.now or clock.now()
     history = as_of is not None
@@ -226,7 +231,7 @@ def retrieve(
         "history": history,
     }
     cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
-    with _search_slot() as alone:
+    with _search_slot(requests_running) as alone:
         # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
         beside = alone and not connection.in_atomic_block
 

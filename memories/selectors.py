@@ -6,6 +6,7 @@ next to the project's.
 
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from difflib import SequenceMatcher
@@ -137,6 +138,7 @@ def memory_recall(
     related_depth: int | None = None,
     as_of: str | None = None,
     options: SearchOptions | None = None,
+    requests_running: Callable[[], int] | None = None,
 ) -> RecallOutput:
     """Search memory in natural language (`query`, or 2-5 phrasings of one question in `queries`, each
     searched and the answers fused: memories.multi_query), the project's and user-wide memories, best
@@ -145,7 +147,7 @@ def memory_recall(
     With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
     `relates_to`, up to that many hops. With `as_of`, the search reads the memories served at that past
     time (memories.history). `options` switches pipeline stages off for the evaluation harness; agents
-    always get the full pipeline.
+    always get the full pipeline. `requests_running`: the admission gate's counter (memories.retrieval).
     """
     if ids is not None or known_hashes is not None:
         if query is not None or queries is not None or types or limit:
@@ -171,7 +173,13 @@ def memory_recall(
 
     def retrieve_one(text: str, depth: int) -> list[MemoryView]:
         return retrieve(
-            query=text, scopes=scopes, types=wanted_types, limit=depth, options=options, as_of=moment
+            query=text,
+            scopes=scopes,
+            types=wanted_types,
+            limit=depth,
+            options=options,
+            as_of=moment,
+            requests_running=requests_running,
         )
 
     if not scopes:
@@ -381,13 +389,15 @@ def context_get(
     budget_tokens: int | None = None,
     held: dict[str, str] | None = None,
     as_of: datetime | None = None,
+    requests_running: Callable[[], int] | None = None,
 ) -> GetContextOutput:
     """Everything an agent should know at the start of a task, within a token budget.
 
     The project's guidelines come first, within GUIDELINES_SHARE of the budget. With `held` (what an
     earlier answer left the agent holding, memories.delta), memories it holds unchanged come as
     references and `removed` lists those it holds that are no longer served. With `as_of` (a past time),
-    the context as it was served then.
+    the context as it was served then. `requests_running`: the admission gate's counter
+    (memories.retrieval).
     """
     budget = _budget(budget_tokens)
     scope, scopes = caller_read_scopes(caller=caller, project=project)
@@ -440,7 +450,14 @@ def context_get(
         rule_views.sort(key=lambda view: bool(view.stale))
         output.project = packer.take(rule_views)
     relevant = (
-        retrieve(query=task_query, scopes=scopes, types=None, limit=DEFAULT_LIMIT, as_of=as_of)
+        retrieve(
+            query=task_query,
+            scopes=scopes,
+            types=None,
+            limit=DEFAULT_LIMIT,
+            as_of=as_of,
+            requests_running=requests_running,
+        )
         if task_query and scopes
         else []
     )

@@ -7,6 +7,7 @@ it writes, so bad input changes nothing, and owns its transaction.
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -707,6 +708,7 @@ def context_deliver(
     as_of: str | None = None,
     session_id: str | None = None,
     used: list[str] | None = None,
+    requests_running: Callable[[], int] | None = None,
 ) -> GetContextOutput:
     """get_context as agents call it: the context (selectors.context_get) and a `state` for the next call.
 
@@ -732,7 +734,12 @@ def context_deliver(
         raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")
     if moment is not None:
         output = selectors.context_get(
-            caller=caller, task=task, project=project, budget_tokens=budget_tokens, as_of=moment
+            caller=caller,
+            task=task,
+            project=project,
+            budget_tokens=budget_tokens,
+            as_of=moment,
+            requests_running=requests_running,
         )
     else:
         output = _context_with_state(
@@ -743,6 +750,7 @@ def context_deliver(
             budget_tokens=budget_tokens,
             state=state,
             now=now,
+            requests_running=requests_running,
         )
     # Served, so recorded like any answer (memories.usage), a past one too: the owner sees what agents read.
     _record_usage(
@@ -765,12 +773,18 @@ def _context_with_state(
     budget_tokens: int | None,
     state: str | None,
     now: datetime,
+    requests_running: Callable[[], int] | None,
 ) -> GetContextOutput:
     """get_context now (`scope` is `project`'s), as a delta against `state` when given, with the new
     state for the next call."""
     held = delta.held_for_state(state=state, scope=scope, now=now) if state is not None else None
     output = selectors.context_get(
-        caller=caller, task=task, project=project, budget_tokens=budget_tokens, held=held
+        caller=caller,
+        task=task,
+        project=project,
+        budget_tokens=budget_tokens,
+        held=held,
+        requests_running=requests_running,
     )
     removed = set(output.removed or [])
     holding = {key: value for key, value in (held or {}).items() if key not in removed}

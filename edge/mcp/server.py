@@ -19,7 +19,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from edge.auth import authenticated_caller, local_caller
-from edge.backpressure import database_unavailable, database_unavailable_message
+from edge.backpressure import database_unavailable, database_unavailable_message, running_requests
 from kenfold import __version__
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
@@ -281,6 +281,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             as_of=as_of,
             session_id=parse_session_id(ctx.request_context.meta),
             used=used,
+            requests_running=running_requests,
         )
 
     @mcp.tool(
@@ -431,6 +432,7 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
             limit=limit,
             related_depth=related_depth,
             as_of=as_of,
+            requests_running=running_requests,
         )
 
     @mcp.tool(

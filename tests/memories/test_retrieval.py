@@ -99,6 +99,54 @@ def test_outside_a_transaction_the_vector_search_runs_beside_the_lexical_one(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_admission_gate_count_decides_whether_the_vector_search_runs_beside(
+    provider_env: Callable[..., None],
+) -> None:
+    """The HTTP server's adapters hand recall and get_context the admission gate's count of requests at
+    work. With only the search's own request at work, the vector search runs on a pooled connection of
+    its own beside the lexical one; with another request at work, on the request's connection. Without
+    a count (stdio, commands), a search alone in its process runs beside. The answers are the same."""
+    with embedding_server() as server:
+        use_embedder(provider_env, server.url)
+        # Facts, not project rules: get_context lists those in `project`, not among the task's `relevant`.
+        target = remember(IDEMPOTENT, type="semantic")
+        remember(DARK_MODE, type="semantic")
+        counted: list[int] = []
+
+        def at_work(count: int) -> Callable[[], int]:
+            def running() -> int:
+                counted.append(count)
+                return count
+
+            return running
+
+        def vector_searches_on_this_connection(
+            search: Callable[[Callable[[], int] | None], list[str]], count: int | None
+        ) -> int:
+            with CaptureQueriesContext(connection) as queries:
+                assert search(None if count is None else at_work(count))[0] == target
+            return sum("<=>" in query["sql"] for query in queries.captured_queries)
+
+        def recall_ids(requests_running: Callable[[], int] | None) -> list[str]:
+            found = selectors.memory_recall(
+                caller=AGENT, query=VECTOR_ONLY_QUERY, project=REPO, requests_running=requests_running
+            )
+            return [m.id for m in found.memories]
+
+        def context_ids(requests_running: Callable[[], int] | None) -> list[str]:
+            context = services.context_deliver(
+                caller=AGENT, task=VECTOR_ONLY_QUERY, project=REPO, requests_running=requests_running
+            )
+            return [m.id for m in context.relevant]
+
+        for search_ids in (recall_ids, context_ids):
+            assert vector_searches_on_this_connection(search_ids, 1) == 0, "alone: beside, in a thread"
+            assert vector_searches_on_this_connection(search_ids, 2) >= 1, "busy: on the request's connection"
+            assert vector_searches_on_this_connection(search_ids, None) == 0, "no gate: alone"
+        assert counted == [1, 2, 1, 2], "the count is read once per search, as it starts"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_local_models_find_a_memory_written_in_the_other_language(provider_env: Callable[..., None]) -> None:
     """Both local models embed every write; the multilingual one's ranking finds an English memory for a
     Korean question that shares no word with it, and the backfill fills in a model that is missing."""
