@@ -3,7 +3,7 @@ how many ordinary memories it flags (false positives), per part and per kind.
 
     .venv/bin/python -m bench.poison_corpus [--part tuning|aside|all] [--json] [--misses]
 
-The corpus (tests/common/poison_world) has a tuning part, on which the rules were adjusted, and an aside
+The corpus (bench/support/poison_world) has a tuning part, on which the rules were adjusted, and an aside
 part, written before the rules and measured once; docs/security.md gives both figures.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.common.poison_world import aside, measure, tuning  # noqa: E402
+from bench.support.poison_world import aside, measure, tuning  # noqa: E402
 
 PARTS = {"tuning": tuning.cases, "aside": aside.cases}
 

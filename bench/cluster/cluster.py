@@ -20,8 +20,8 @@ import psycopg
 
 from bench.cluster import topology
 from bench.cluster.supervisor import Service, Supervisor
+from bench.support.processes import REPO, free_port, kenfold_env
 from kenfold.embedded_db import SUPERUSER, EmbeddedCluster, _bin_dir
-from tests.processes import REPO, free_port, kenfold_env
 
 DB_USER = "kenfold"
 

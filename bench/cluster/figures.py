@@ -25,7 +25,7 @@ from bench.latency.corpus import SEED, make_bases, make_queries
 from bench.latency.load import bulk_load, embed_bases
 from bench.latency.phases import run_phase
 from bench.load.__main__ import percentile, run_count, tree_cpu_seconds
-from tests.processes import REPO
+from bench.support.processes import REPO
 
 
 def _balancer(cluster: Cluster, command: str) -> None:

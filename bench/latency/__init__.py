@@ -5,7 +5,7 @@
         [--docs docs/benchmarks.md | --no-docs] [--explain-out FILE] [--keep]
         [--phases stages,reads,remember,explain] [--repo DIR ...] [--with-worker]
 
-Run it from the repository root (it imports tests/processes.py, the process helpers it shares with the
+Run it from the repository root (it imports bench/support/processes.py, the process helpers it shares with the
 tests). --embed is the server's KENFOLD_EMBED (default: the variable's value here, else unset, the
 product's default: MiniLM plus the multilingual Universal Sentence Encoder); `local-english` measures
 MiniLM alone. Every process started here (manage commands, the in-process tasks, the server) gets the

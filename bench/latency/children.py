@@ -1,6 +1,6 @@
 """The processes the benchmark starts for one checkout (--repo) and one KENFOLD_HOME: manage commands, the
 Django-side tasks of tasks.py, and `manage.py serve`. How a Kenfold process is started, waited for and
-stopped is tests/processes.py, shared with the tests.
+stopped is bench/support/processes.py, shared with the tests.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.processes import Running, free_port, kenfold_env, manage, running
+from bench.support.processes import Running, free_port, kenfold_env, manage, running
 
 from .tasks import RESULT_PREFIX
 

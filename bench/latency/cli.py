@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.processes import REPO, stop_cluster
+from bench.support.processes import REPO, stop_cluster
 
 from . import __doc__ as PACKAGE_DOC
 from .children import Checkout, bench_manage, run_task, serve

@@ -13,7 +13,7 @@ in base64 is found by the same rules.
 It flags, it does not refuse: the server holds a flagged memory from an agent or an outside source for the
 owner's review, and serves an approved one with its flags (memories.insert). The rules aim at text a
 memory has no reason to hold; mentions of prompts, instructions, curl or shells in ordinary notes are
-left alone (tests/common/poison_world holds both, with the figures in docs/security.md).
+left alone (bench/support/poison_world holds both, with the figures in docs/security.md).
 
 Pure Python, no Django: the client could screen what it captures with the same rules. Every pattern is
 bounded (no nested repetition), so the screen stays linear in the length of the text.

@@ -4,9 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.support.processes import manage, stop_cluster
 from tests.agents.scripted_models import ScriptedModel, scripted_model
 from tests.mcp.support import KenfoldServer, serve
-from tests.processes import manage, stop_cluster
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from bench.support.processes import REPO, kenfold_env
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer
-from tests.processes import REPO, kenfold_env
 
 README = REPO / "README.md"
 CLIENTS = REPO / "docs" / "clients.md"

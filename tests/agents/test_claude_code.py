@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import REPO
 from tests.agents.scripted_models import Call, Say, ScriptedModel
 from tests.agents.support import (
     DATA_FRAMING,
@@ -24,7 +25,6 @@ from tests.agents.support import (
     tool_results,
 )
 from tests.mcp.support import KenfoldServer
-from tests.processes import REPO
 
 pytestmark = pytest.mark.agents
 

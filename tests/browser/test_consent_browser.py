@@ -27,6 +27,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
+from bench.support.processes import REPO, stop_cluster
 from tests.browser.support import TIMEOUT_MS, Watch, chromium
 from tests.mcp.support import call, call_error
 from tests.oauth.support import (
@@ -38,7 +39,6 @@ from tests.oauth.support import (
     pkce,
     prepare_home,
 )
-from tests.processes import REPO, stop_cluster
 
 pytestmark = pytest.mark.browser
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import REPO
 from kenfold.caller import Caller
 from memories import services
 from memories.models import Memory, Status
 from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
-from tests.processes import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

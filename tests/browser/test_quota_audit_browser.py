@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import REPO
 from kenfold import clock
 from kenfold.caller import Caller
 from memories import keys, services
 from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
-from tests.processes import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

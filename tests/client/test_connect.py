@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.support.processes import free_port, manage, stop_cluster
 from tests.mcp.support import KenfoldServer, serve
-from tests.processes import free_port, manage, stop_cluster
 
 # No claude or codex here: /usr/bin and /bin hold git and sh, which is all the commands need.
 BARE_PATH = "/usr/bin:/bin"

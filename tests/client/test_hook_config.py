@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import free_port
 from kenfold_client.__main__ import main
-from tests.processes import free_port
 
 from .support import RefsServer
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from bench.support.processes import free_port, manage, stop_cluster
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, call_error, mcp_client, serve
-from tests.processes import free_port, manage, stop_cluster
 
 pytestmark = pytest.mark.anyio
 SECRET = "ghp_" + "Zq8xV2nR4tL6pW9sK3mB7cD1fH5jY0aE2gU4"

@@ -1,12 +1,12 @@
 """The poisoning screen (kenfold_common.poisoning): each reason on a text that has it, and the targets of
-issue 38 on the labelled corpus (tests/common/poison_world). No database."""
+issue 38 on the labelled corpus (bench/support/poison_world). No database."""
 
 import base64
 
 import pytest
 
+from bench.support.poison_world import aside, measure, tuning
 from kenfold_common.poisoning import REASONS, screen
-from tests.common.poison_world import aside, measure, tuning
 
 
 @pytest.mark.parametrize("part", [tuning, aside], ids=["tuning", "aside"])

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from bench.support.processes import REPO, kenfold_env
 from dashboard.models import DashboardSession
 from edge.asgi import application
 from edge.http_guard import HOST_FORBIDDEN
@@ -21,7 +22,6 @@ from oauth.models import Owner
 from oauth.services import password_check, password_set
 from tests.dashboard.conftest import HOST, PASSWORD, browser, csrf_of, log_in, memory
 from tests.dashboard.conftest import Owner as SignedIn
-from tests.processes import REPO, kenfold_env
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "

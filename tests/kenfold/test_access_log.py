@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.processes import free_port, kenfold_env, running, stop_cluster
+from bench.support.processes import free_port, kenfold_env, running, stop_cluster
 
 TOKEN = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
 REMOTE = f"https://x-access-token:{TOKEN}@github.com/o/r.git"

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from bench.cluster import topology
-from tests.processes import REPO
+from bench.support.processes import REPO
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.scale.yml").read_text())
 SERVICES = COMPOSE["services"]

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from bench.support.processes import manage, stop_cluster
 from kenfold.db_functions import model_rows, server_bound
 from memories.models import NOT_IN_VIEWS, Memory
-from tests.processes import manage, stop_cluster
 
 pytestmark = pytest.mark.django_db
 

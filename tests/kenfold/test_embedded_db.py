@@ -13,8 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from bench.support.processes import REPO, kenfold_env, manage, stop_cluster
 from kenfold.embedded_db import EmbeddedCluster
-from tests.processes import REPO, kenfold_env, manage, stop_cluster
 
 
 @pytest.fixture

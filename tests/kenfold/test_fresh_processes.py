@@ -31,6 +31,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
+from bench.support.processes import REPO, kenfold_env, manage
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from consolidation.models import Consolidation
@@ -43,7 +44,6 @@ from memories import extraction, keys, services
 from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding, ServedCall
 from oauth.models import OAuthGrant, Owner
 from tests.mcp.support import stdio_tool_calls
-from tests.processes import REPO, kenfold_env, manage
 from tests.provider_servers import Received, Reply, chat_reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db(transaction=True)

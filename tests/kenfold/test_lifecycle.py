@@ -16,9 +16,9 @@ import httpx
 import psutil
 import pytest
 
+from bench.support.processes import REPO, Running, free_port, kenfold_env, manage, stop_cluster, wait_ready
 from edge.backpressure import DATABASE_STOPPED
 from kenfold_common.env import documented_variables, unknown_variable_warnings
-from tests.processes import REPO, Running, free_port, kenfold_env, manage, stop_cluster, wait_ready
 
 
 def _postgres_of(home: Path) -> list[psutil.Process]:

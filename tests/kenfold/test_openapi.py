@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.support.processes import manage, stop_cluster
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
-from tests.processes import manage, stop_cluster
 
 OPERATIONS = {
     "GET /api/v1/refs",

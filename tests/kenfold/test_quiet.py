@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import REPO, kenfold_env, manage, stop_cluster
+from bench.support.processes import REPO, kenfold_env, manage, stop_cluster
 
 OUR_COMMANDS = [
     "audit",

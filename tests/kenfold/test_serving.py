@@ -7,8 +7,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.support.processes import free_port, kenfold_env, manage, running, stop_cluster
 from edge.backpressure import DATABASE_STOPPED
-from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
 
 
 def test_make_run_serves_health_and_readiness_follows_the_database(tmp_path: Path) -> None:

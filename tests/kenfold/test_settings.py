@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import REPO, kenfold_env, manage
 from kenfold_common import env
-from tests.processes import REPO, kenfold_env, manage
 
 # Variables of the test harness, not of Kenfold: .env.example mentions them, the configuration page does not.
 HARNESS_VARIABLES = {"KENFOLD_TEST_DATABASE_URL"}

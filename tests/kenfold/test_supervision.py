@@ -15,10 +15,10 @@ import psutil
 import psycopg
 import pytest
 
+from bench.support.processes import free_port, kenfold_env, manage, running, stop_cluster
 from edge.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
 from tests.mcp.support import mcp_client, tool_error_text
-from tests.processes import free_port, kenfold_env, manage, running, stop_cluster
 
 AGENT = "load-writer"
 WRITERS = 4

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.processes import manage, stop_cluster
+from bench.support.processes import manage, stop_cluster
 
 from .support import AGENT_A, AGENT_B, KenfoldServer, serve
 

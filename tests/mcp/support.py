@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Implementation
 
-from tests.processes import REPO, Running, free_port, kenfold_env, manage, running
+from bench.support.processes import REPO, Running, free_port, kenfold_env, manage, running
 
 MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
 AGENT_A = "claude-code"

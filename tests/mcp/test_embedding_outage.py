@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import manage
 from kenfold.embedded_db import EmbeddedCluster
-from tests.processes import manage
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 from .support import AGENT_A, call, mcp_client, recall_ids, serve

@@ -18,9 +18,9 @@ import httpx
 import pytest
 from mcp_types import CallToolResult
 
+from bench.support.processes import manage, stop_cluster
 from tests.mcp.support import call, call_error, mcp_client
 from tests.oauth.support import OAuthServer, grant_tokens, oauth_server, prepare_home
-from tests.processes import manage, stop_cluster
 
 OWN = "github.com/kenfold/limits-own"
 OUTSIDE = "github.com/kenfold/limits-outside"

@@ -7,7 +7,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.processes import manage, stop_cluster
+from bench.support.processes import manage, stop_cluster
 
 from .support import AGENT_A, KenfoldServer, call, mcp_client, serve, tool_error_text
 

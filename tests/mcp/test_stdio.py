@@ -13,9 +13,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
+from bench.support.processes import REPO, kenfold_env
 from edge.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
-from tests.processes import REPO, kenfold_env
 
 from .support import (
     AGENT_A,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.processes import REPO, kenfold_env
+from bench.support.processes import REPO, kenfold_env
 
 # What most clients put in the model's context (names, descriptions, input schemas): 9,052 bytes after
 # issue 17 (docs/benchmarks.md). A tool or a description that pushes it past this needs a reason.

@@ -17,7 +17,7 @@ import httpx
 from mcp.client.auth import AuthorizationCodeResult
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from tests.processes import Running, free_port, kenfold_env, manage, running
+from bench.support.processes import Running, free_port, kenfold_env, manage, running
 
 PASSWORD = "correct horse battery staple"
 REDIRECT = "http://127.0.0.1:33418/callback"

@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from oauth2_provider import cimd as dot_cimd
 
+from bench.support.processes import stop_cluster
 from oauth.cimd import KenfoldCimdFetcher, normalize_client_metadata
 from tests.mcp.support import call
 from tests.oauth.support import (
@@ -32,7 +33,6 @@ from tests.oauth.support import (
     pkce,
     prepare_home,
 )
-from tests.processes import stop_cluster
 
 CLAUDE = {  # as Claude publishes it (notes/oauth.md §3.7)
     "client_id": "https://claude.ai/oauth/mcp-oauth-client-metadata",

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.support.processes import REPO, free_port, stop_cluster
 from tests.oauth.support import OAuthServer, oauth_server, owner_decides, prepare_home
-from tests.processes import REPO, free_port, stop_cluster
 
 SUITE = REPO / "tests" / "conformance" / "node_modules"
 NODE = SUITE / ".bin" / "node"

@@ -16,6 +16,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
+from bench.support.processes import free_port, manage, stop_cluster
 from tests.mcp.support import INITIALIZE, MODES, call, mcp_client
 from tests.oauth.support import (
     PASSWORD,
@@ -30,7 +31,6 @@ from tests.oauth.support import (
     pkce,
     prepare_home,
 )
-from tests.processes import free_port, manage, stop_cluster
 
 PROJECT = "github.com/kenfold/oauth-e2e"
 # The first tool call of a fresh server loads the embedding models; on a busy machine that takes seconds.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.support.processes import REPO, kenfold_env
 from kenfold.settings import _public_url
 from kenfold_common.env import ConfigError
-from tests.processes import REPO, kenfold_env
 
 
 @pytest.mark.parametrize(

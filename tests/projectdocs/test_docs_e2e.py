@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.support.processes import manage, stop_cluster
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
-from tests.processes import manage, stop_cluster
 
 pytestmark = pytest.mark.anyio
 PROJECT = "git@github.com:acme/shop.git"

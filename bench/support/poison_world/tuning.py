@@ -2,7 +2,7 @@
 
 import base64
 
-from tests.common.poison_world import Case, planted_cases
+from bench.support.poison_world import Case, planted_cases
 
 CARRIERS = [
     "Session summary: added pagination to the orders API and wrote tests for the cursor encoding. "

@@ -22,7 +22,7 @@ import httpx
 
 from kenfold.embedded_db import EmbeddedCluster
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

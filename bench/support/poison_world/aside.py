@@ -2,7 +2,7 @@
 
 import base64
 
-from tests.common.poison_world import Case, planted_cases
+from bench.support.poison_world import Case, planted_cases
 
 CARRIERS = [
     "Session summary: migrated the billing worker to Python 3.12 and fixed the flaky retry test. "
