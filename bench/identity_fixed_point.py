@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/identity_fixed_point.py [--examples 20000]
 
-The inputs and the property are the test's (tests/common/test_identity_fixed_point.py); a failure prints
+The inputs and the property are the test's (bench/support/identity_inputs.py); a failure prints
 the smallest input hypothesis found, to add to the test's examples.
 """
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "client"))
 
-from tests.common.test_identity_fixed_point import assert_fixed_point, project_inputs  # noqa: E402
+from bench.support.identity_inputs import assert_fixed_point, project_inputs  # noqa: E402
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 
 from bench.cluster.cluster import Cluster
-from tests.mcp.support import call, mcp_client
-from tests.oauth.support import REDIRECT, authorize_url, consent_form, owner_decides, pkce
+from bench.support.mcp import call, mcp_client
+from bench.support.oauth import REDIRECT, authorize_url, consent_form, owner_decides, pkce
 
 PROJECT = "github.com/bench/cluster-checks"
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.mcp.support import mcp_client
+from bench.support.mcp import mcp_client
 
 from .children import Checkout, Server
 from .corpus import SEED, make_queries, make_tasks, make_writes

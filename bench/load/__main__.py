@@ -50,9 +50,9 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
 
+from bench.support.mcp import tool_error_text
 from bench.support.processes import REPO, Running, free_port, kenfold_env, running, stop_cluster
 from kenfold.embedded_db import EmbeddedCluster
-from tests.mcp.support import tool_error_text
 
 # (tool, weight): agents read far more than they write.
 MIX = [("recall", 35), ("get_context", 20), ("remember", 25), ("handoff", 5), ("resume", 5), ("forget", 10)]

@@ -3,17 +3,16 @@
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, Implementation
 
+from bench.support.mcp import call, tool_error_text
+from bench.support.mcp import mcp_client as mcp_client  # the tests import it from here
 from bench.support.processes import REPO, Running, free_port, kenfold_env, manage, running
 
 MODES = ["auto", "legacy"]  # 2026-07-28 (server/discover) and 2025-11-25 (initialize handshake)
@@ -121,36 +120,6 @@ def serve(
         yield KenfoldServer(home=home, base=base, keys=keys, running=started)
 
 
-@asynccontextmanager
-async def mcp_client(
-    url: str, *, key: str | None, mode: str = "auto", client_name: str = "pytest", timeout: float = 30
-) -> AsyncIterator[Client]:
-    """The SDK's client over Streamable HTTP, sending the API key the way agents configure it (a header).
-
-    The latency benchmark's simulated agents are these clients too (bench/latency/phases.py).
-    """
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-        Client(
-            streamable_http_client(url, http_client=http),
-            mode=mode,
-            client_info=Implementation(name=client_name, version="1.0"),
-        ) as client,
-    ):
-        yield client
-
-
-async def call(
-    client: Client, tool: str, meta: dict[str, Any] | None = None, **arguments: Any
-) -> dict[str, Any]:
-    """A tool's structured result; fails the test if the tool reported an error."""
-    result = await client.call_tool(tool, arguments, meta=meta)
-    assert not result.is_error, f"{tool} failed: {tool_error_text(result)}"
-    assert result.structured_content is not None
-    return result.structured_content
-
-
 async def recall_ids(client: Client, query: str, *, project: str) -> list[str]:
     return [
         memory["id"] for memory in (await call(client, "recall", query=query, project=project))["memories"]
@@ -162,7 +131,3 @@ async def call_error(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} unexpectedly succeeded: {result.structured_content}"
     return tool_error_text(result)
-
-
-def tool_error_text(result: CallToolResult) -> str:
-    return " ".join(getattr(block, "text", "") for block in result.content)
