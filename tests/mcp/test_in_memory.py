@@ -12,7 +12,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
 
-from kenfold.mcp.server import READ_ONLY_TOOLS, build_server
+from kenfold.mcp.server import build_server
+from kenfold.mcp.tools import READ_ONLY_TOOLS
 from memories.models import Memory
 
 pytestmark = pytest.mark.django_db
