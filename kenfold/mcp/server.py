@@ -1,5 +1,6 @@
 """The Kenfold MCP server: the SDK's server with the tools of kenfold.mcp.tools registered on it."""
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,9 +102,9 @@ def build_server(*, agent: str | None = None, middleware: Sequence[ServerMiddlew
         mcp.add_tool(
             tool,
             title=title,
-            # The SDK publishes a docstring as written. These were published while the tools were nested
-            # one level deeper in this function, and agents' clients cache the tool list: keep its bytes.
-            description=(tool.__doc__ or "").replace("\n    ", "\n        "),
+            # The SDK publishes a docstring as written, and Python 3.13 strips its indentation where 3.12
+            # keeps it: without this, the manual agents read would depend on the interpreter.
+            description=inspect.cleandoc(tool.__doc__ or ""),
             annotations=TOOL_ANNOTATIONS[tool.__name__],
         )
     return mcp
