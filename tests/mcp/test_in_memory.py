@@ -6,6 +6,7 @@ run back in that thread: on the test's connection, inside the transaction rolled
 """
 
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
@@ -30,10 +31,7 @@ def in_memory(scenario: Callable[[Client], Awaitable[Any]], *, caller: Caller | 
     authenticated that caller (set before the client starts, so the server's tasks inherit it)."""
 
     async def connected() -> Any:
-        if caller is None:
-            async with Client(build_server(agent=AGENT)) as client:
-                return await scenario(client)
-        with authenticated_as(caller):
+        with authenticated_as(caller) if caller else nullcontext():
             async with Client(build_server(agent=AGENT)) as client:
                 return await scenario(client)
 
