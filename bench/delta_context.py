@@ -59,7 +59,7 @@ def load_project(data: dict[str, Any]) -> dict[str, Any]:
 def measure(output: Any) -> dict[str, Any]:
     from memories.schemas import MemoryRef
 
-    # Exactly what the MCP tool sends as text (edge.mcp.server.run_service).
+    # Exactly what the MCP tool sends as text (edge.mcp.tools.run_service).
     text = json.dumps(output.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     items = output.sent_items()
     return {

@@ -21,7 +21,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from edge.http_guard import RequestGuard
-from edge.mcp.server import READ_ONLY_TOOLS, build_server
+from edge.mcp.server import build_server
+from edge.mcp.tools import READ_ONLY_TOOLS
 
 MCP_PATH = "/mcp"
 

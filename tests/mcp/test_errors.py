@@ -1,4 +1,4 @@
-"""The one place MCP tool errors are translated and results shaped (edge.mcp.server.run_service)."""
+"""The one place MCP tool errors are translated and results shaped (edge.mcp.tools.run_service)."""
 
 import logging
 import time
@@ -6,7 +6,7 @@ import time
 import anyio
 import pytest
 
-from edge.mcp.server import internal_error_message, run_service
+from edge.mcp.tools import internal_error_message, run_service
 from kenfold_common.errors import Conflict
 from memories.schemas import ResumeOutput
 
@@ -28,7 +28,7 @@ def test_an_internal_failure_is_logged_with_its_traceback_but_reported_generical
     def crash() -> ResumeOutput:
         raise RuntimeError("connection to db.internal:5432 failed for user kenfold")
 
-    with caplog.at_level(logging.ERROR, logger="edge.mcp.server"):
+    with caplog.at_level(logging.ERROR, logger="edge.mcp.tools"):
         result = anyio.run(run_service, "recall", crash)
     assert result.is_error and result.content[0].text == internal_error_message("recall")
     [record] = caplog.records
@@ -45,7 +45,7 @@ def test_cancellation_passes_through_without_an_error_or_a_log_line(caplog: pyte
             await run_service("resume", slow)
         return scope.cancelled_caught
 
-    with caplog.at_level(logging.DEBUG, logger="edge.mcp.server"):
+    with caplog.at_level(logging.DEBUG, logger="edge.mcp.tools"):
         assert anyio.run(cancelled_call) is True
     assert caplog.records == []
 

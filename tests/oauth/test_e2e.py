@@ -311,7 +311,7 @@ def test_tool_errors_stay_tool_errors_for_write_grants(server: OAuthServer) -> N
 
 
 def test_the_read_only_tools_are_the_ones_that_say_so(server: OAuthServer, home: Path) -> None:
-    from edge.mcp.server import READ_ONLY_TOOLS
+    from edge.mcp.tools import READ_ONLY_TOOLS
 
     key = manage(home, "key", "create", "lister").stdout.strip()
 
