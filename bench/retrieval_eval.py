@@ -281,9 +281,10 @@ def run(args: argparse.Namespace) -> int:
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import providers, selectors
-    from memories.embedding_store import backfill
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search.embedding_store import backfill
+    from memories.search.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
     now = datetime.now(UTC)
@@ -296,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
             ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
         else:
             ids, queries = load_kenfold_format(raw, now=now)
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         report = backfill(embedder=embedder)
         print(
             f"embedded {report.embedded} memories with {embedder.name} ({report.failed} failed)",
@@ -352,8 +353,8 @@ def run(args: argparse.Namespace) -> int:
         },
         "config": {
             "data": str(args.data),
-            "embedder": " + ".join(e.name for e in providers.embedders()) or None,
-            "reranker": bool(providers.reranker()),
+            "embedder": " + ".join(e.name for e in configured.embedders()) or None,
+            "reranker": bool(configured.reranker()),
             "vectors": options.vectors,
             "graph": options.graph,
             "recency": options.recency,

@@ -19,11 +19,10 @@ from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.poisoning import REASONS
 from kenfold_common.secrets import redact_secrets
-from memories import access, extensions, multi_query, search
+from memories import access, extensions
 from memories.history import parse_as_of
 from memories.models import Extraction, ExtractionStatus, Memory, MemoryEdge, MemoryType, Status
 from memories.presenters import FLAGS_KEY, memory_view, view_hash
-from memories.retrieval import SearchOptions, retrieve
 from memories.schemas import (
     GetContextOutput,
     MemoryItem,
@@ -33,6 +32,8 @@ from memories.schemas import (
     RecallOutput,
     RelatedDoc,
 )
+from memories.search import fulltext, multi_query
+from memories.search.retrieval import SearchOptions, retrieve
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
@@ -139,7 +140,7 @@ def memory_recall(
     options: SearchOptions | None = None,
 ) -> RecallOutput:
     """Search memory in natural language (`query`, or 2-5 phrasings of one question in `queries`, each
-    searched and the answers fused: memories.multi_query), the project's and user-wide memories, best
+    searched and the answers fused: memories.search.multi_query), the project's and user-wide memories, best
     first; or load exact memories by `ids` (memories_load).
 
     With `related_depth` (1-3), each doc section found also lists the pages its page is linked to by
@@ -230,7 +231,7 @@ def related_docs(*, scope: str, path: str, depth: int, now: datetime) -> list[Re
     found: list[RelatedDoc] = []
     for hop in range(1, depth + 1):
         reached: set[str] = set()
-        for link in search.doc_links(scope=scope, paths=sorted(frontier), now=now):
+        for link in fulltext.doc_links(scope=scope, paths=sorted(frontier), now=now):
             for near, far, title, direction in (
                 (link.source, link.target, link.target_title, "outgoing"),
                 (link.target, link.source, link.source_title, "incoming"),
@@ -407,7 +408,7 @@ def context_get(
 
     # Without a project, a credential kept from user-wide memories gets none of the scope's sections.
     sections = (
-        search.context_sections(
+        fulltext.context_sections(
             scope=scope,
             scopes=scopes,
             now=now,
@@ -417,7 +418,7 @@ def context_get(
             history=as_of is not None,
         )
         if scope in scopes
-        else search.ContextSections(preferences=[], handoff=None, recent=[], rules=[])
+        else fulltext.ContextSections(preferences=[], handoff=None, recent=[], rules=[])
     )
     handoff = sections.handoff
     guidelines = sections.guidelines
@@ -684,7 +685,7 @@ def review_item(memory: Memory, *, now: datetime, similar_limit: int = 3) -> Rev
     resembles: those extraction recorded (attrs.similar_to) first, then a live trigram lookup."""
     attrs = memory.attrs or {}
     ids = list(dict.fromkeys(filter(None, map(_as_uuid, attrs.get("similar_to") or []))))
-    hits = search.trigram_similar(
+    hits = fulltext.trigram_similar(
         memory_id=memory.id,
         content=memory.content,
         scope=memory.scope,

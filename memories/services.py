@@ -22,15 +22,14 @@ from kenfold.db_functions import ContentKey, server_bound, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import SESSION_ID_META_KEY, USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import access, delta, extensions, providers, search, selectors, usage
+from memories import access, delta, extensions, selectors, usage
 from memories.audit import audit_record
 from memories.classification import classify_enabled, classify_type
-from memories.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
-from memories.embedding_store import DEFAULT_BATCH as EMBED_BATCH
 from memories.history import parse_as_of
 from memories.insert import memory_insert
 from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
 from memories.presenters import FLAGS_KEY, GUIDELINES_KIND, HANDOFF_KIND, memory_view
+from memories.providers import configured
 from memories.quotas import quota_charge
 from memories.schemas import (
     ForgetOutput,
@@ -42,6 +41,9 @@ from memories.schemas import (
     RememberOutput,
     ResumeOutput,
 )
+from memories.search import fulltext
+from memories.search.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
+from memories.search.embedding_store import DEFAULT_BATCH as EMBED_BATCH
 from memories.selectors import parse_memory_id
 
 log = logging.getLogger(__name__)
@@ -126,7 +128,7 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     )
 
 
-def _trigram_threshold(vector_hits: list[search.Ranked]) -> float:
+def _trigram_threshold(vector_hits: list[fulltext.Ranked]) -> float:
     """The trigram similarity a match needs to change similar[], given the vector matches found first.
 
     With SIMILAR_LIMIT vector matches in hand, a trigram match less similar than the last of them cannot
@@ -157,10 +159,10 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
     now = clock.now()
     best: dict[uuid.UUID, float] = {}
     try:
-        hits: list[search.Ranked] = []
+        hits: list[fulltext.Ranked] = []
         if primary is not None:
             model, vector = primary
-            hits = search.vector_similar(
+            hits = fulltext.vector_similar(
                 memory_id=memory.id,
                 vector=vector,
                 model=model,
@@ -169,7 +171,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
                 max_distance=SIMILAR_MAX_DISTANCE,
                 limit=SIMILAR_CANDIDATES,
             )
-        hits += search.trigram_similar(
+        hits += fulltext.trigram_similar(
             memory_id=memory.id,
             content=memory.content,
             scope=memory.scope,
@@ -179,7 +181,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
         )
         for hit in hits:
             best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
-        rows = search.memories_by_id(list(best))
+        rows = fulltext.memories_by_id(list(best))
         ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
         return extensions.views_presented(
             [memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked]
@@ -420,7 +422,7 @@ def _embed_committed(memory: Memory) -> tuple[str, list[float]] | None:
     remember (returned earlier) is never embedded again.
     """
     try:
-        embedders = providers.embedders()
+        embedders = configured.embedders()
         vectors = embed_now(embedders=embedders, memory=memory)
     except Exception:
         log.warning(
@@ -442,7 +444,7 @@ def embed_committed_batch(memories: list[Memory]) -> None:
     if not memories:
         return
     try:
-        embedders = providers.embedders()
+        embedders = configured.embedders()
     except Exception:
         log.warning("loading the embedders failed; the backfill embeds the memories", exc_info=True)
         return

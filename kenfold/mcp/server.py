@@ -24,7 +24,7 @@ from kenfold.backpressure import database_unavailable, database_unavailable_mess
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import multi_query, selectors, services, usage
+from memories import selectors, services, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -34,6 +34,7 @@ from memories.schemas import (
     RememberOutput,
     ResumeOutput,
 )
+from memories.search import multi_query
 
 log = logging.getLogger(__name__)
 

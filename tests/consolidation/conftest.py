@@ -11,9 +11,10 @@ import pytest
 from consolidation import prompts
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import providers, services
-from memories.embedding_store import backfill
+from memories import services
 from memories.models import Memory
+from memories.providers import configured
+from memories.search.embedding_store import backfill
 from tests.provider_servers import (
     ProviderServer,
     Received,
@@ -86,7 +87,7 @@ def remember(
 
 def embed_all() -> None:
     """Vectors for every memory, as the worker's backfill writes them."""
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
 
 

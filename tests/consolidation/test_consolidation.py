@@ -15,8 +15,8 @@ from consolidation import prompts, selectors, services, tasks
 from consolidation.models import Consolidation
 from kenfold import clock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
-from memories import extraction
 from memories import services as memory_services
+from memories.capture import extraction
 from memories.models import Memory, MemoryEdge
 from memories.selectors import context_get, extraction_counts
 from tests.consolidation.conftest import (

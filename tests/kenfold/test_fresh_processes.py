@@ -39,7 +39,8 @@ from evals.services import EVAL_TASK, question_add
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
-from memories import extraction, keys, services
+from memories import keys, services
+from memories.capture import extraction
 from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding, ServedCall
 from oauth.models import OAuthGrant, Owner
 from tests.mcp.support import stdio_tool_calls

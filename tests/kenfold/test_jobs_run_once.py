@@ -22,7 +22,7 @@ import pytest
 from tests.processes import REPO, kenfold_env, manage, stop_cluster
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
-MEMORIES = 40  # three backfill batches of at most 16 (memories.embedding_store: the smallest batch)
+MEMORIES = 40  # three backfill batches of at most 16 (memories.search.embedding_store: the smallest batch)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from mcp import MCPError
 
 from kenfold.backpressure import DATABASE_STOPPED
 from kenfold.http_guard import HOST_FORBIDDEN
-from memories import multi_query, selectors, services
+from memories import selectors, services
+from memories.search import multi_query
 
 from .support import (
     AGENT_A,

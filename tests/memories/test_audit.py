@@ -15,7 +15,8 @@ from consolidation.models import Consolidation
 from consolidation.services import proposal_apply
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import extraction, services
+from memories import services
+from memories.capture import extraction
 from memories.keys import api_key_create
 from memories.models import Memory, MemoryEvent
 from projectdocs.schemas import DocsSyncInput

@@ -14,8 +14,8 @@ from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from kenfold.caller import Caller
 from memories import services
-from memories.embedding_store import store_vectors
 from memories.models import Memory, MemoryEmbedding
+from memories.search.embedding_store import store_vectors
 from tests.threads import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import extraction, services, tasks
+from memories import services, tasks
+from memories.capture import extraction
 from memories.models import Extraction, Memory, MemoryEdge
 from tests.provider_servers import ProviderServer, Received, Reply, chat_reply, provider_server
 
@@ -468,7 +469,7 @@ def test_each_refused_item_is_logged_and_counted_by_kind_never_by_value(chat, ca
         }
     )
     source = summary()
-    caplog.set_level(logging.INFO, logger="memories.extraction")
+    caplog.set_level(logging.INFO, logger="memories.capture.extraction")
     assert run().stored == 0
     row = Extraction.objects.get(source=source)
     assert (row.status, row.error, row.stored) == ("done", "", 0)
@@ -497,7 +498,7 @@ def test_each_refused_item_is_logged_and_counted_by_kind_never_by_value(chat, ca
 def test_an_invalid_answer_is_logged_and_counted_without_its_text(chat, caplog, capsys) -> None:
     chat(chat_reply("I cannot help with that, here is sk-secret-ish prose."))
     source = summary()
-    caplog.set_level(logging.INFO, logger="memories.extraction")
+    caplog.set_level(logging.INFO, logger="memories.capture.extraction")
     assert run().failed == 1
     assert f"extraction of summary {source.id} failed: invalid_answer" in caplog.text
     assert "cannot help" not in caplog.text

@@ -23,7 +23,7 @@ SCANNED = {
     "memories.Memory.content": "memories.services (content, summary), projectdocs.services (sections), "
     "extraction and consolidation (their proposals)",
     "memories.Memory.attrs": "next_steps in handoff_create; docs fields in projectdocs.services._reject_secrets; "
-    "extraction evidence in memories.extraction._rejection; forget and review reasons redacted; the "
+    "extraction evidence in memories.capture.extraction._rejection; forget and review reasons redacted; the "
     "rest is written by Kenfold (ids, kinds, timestamps, model names)",
     "memories.Memory.source_agent": "agent names: memories.keys.api_key_create, oauth check_grant_agent",
     "memories.Memory.source_session": "memories.services._reject_secret_session_id",
@@ -33,7 +33,7 @@ SCANNED = {
     "memories.ApiKey.agent": "memories.keys.api_key_create",
     "memories.ApiKey.label": "memories.keys.api_key_create",
     "memories.ApiKey.projects": "each normalized and scanned by normalize_project (memories.access.project_limit)",
-    "memories.Extraction.error": "redacted in memories.extraction._fail",
+    "memories.Extraction.error": "redacted in memories.capture.extraction._fail",
     "memories.ContextSnapshot.scope": "a scope from normalize_project",
     "memories.MemoryEvent.agent": "agent names as on memories (api_key_create, check_grant_agent) or Kenfold's "
     "own actors (kenfold-cli, the dashboard's, the extractor)",

@@ -11,7 +11,7 @@ from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, PermissionDenied
 from memories import selectors
 from memories.models import Memory, MemoryEdge
-from memories.retrieval import SearchOptions
+from memories.search.retrieval import SearchOptions
 from memories.services import memory_remember
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.selectors import docs_files

@@ -16,10 +16,10 @@ from psycopg.errors import QueryCanceled
 from psycopg.types.json import Jsonb
 
 from kenfold.db_functions import PgVector, model_rows, server_bound, sql_literal
-from memories import scope_indexes
-from memories.lexical import build_query, word_term
 from memories.models import NOT_IN_VIEWS, Memory, MemoryType, served_sql
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX, GUIDELINES_KIND, HANDOFF_KIND
+from memories.search import scope_indexes
+from memories.search.lexical import build_query, word_term
 
 # ts_rank normalization flags; 0 is the raw rank. Flag 1 (divide by 1 + log(length)) was worse on both sets:
 # dev.json full-text R@5 0.817 → 0.812, LoCoMo R@10 0.693 → 0.689 (2026-11-30).
@@ -425,7 +425,7 @@ def _nearest_sql(
     The ORDER BY uses the same `embedding::vector(D)` expression as the HNSW indexes, so it is an index
     scan at any size. The model and the limit are written into the statement: a prepared statement's
     generic plan can use a partial index only if it sees the predicate's values, and plans for the row
-    count it returns. When every scope has an HNSW index of its own (memories.scope_indexes), each scope
+    count it returns. When every scope has an HNSW index of its own (memories.search.scope_indexes), each scope
     is searched in its own graph, named in its own part, and the parts' nearest are merged; otherwise
     the model-wide graph is walked with the scopes as a filter. The conditions apply after an index
     returns candidates; `hnsw.iterative_scan`, set for every connection (kenfold.settings), lets it keep

@@ -23,14 +23,16 @@ from django.conf import settings
 from django.db import connection
 
 from kenfold import backpressure, clock
-from memories import crosslang, extensions, learned_rank, providers, ranking, search
-from memories.embeddings import Embedder
-from memories.lexical import feedback_words
+from memories import extensions
 from memories.models import CodeState, Memory, MemoryType
 from memories.presenters import memory_view
-from memories.ranking import Ranking
-from memories.rerank import RerankError
+from memories.providers import configured
+from memories.providers.embeddings import Embedder
+from memories.providers.rerank import RerankError
 from memories.schemas import MemoryView
+from memories.search import crosslang, fulltext, learned_rank, ranking
+from memories.search.lexical import feedback_words
+from memories.search.ranking import Ranking
 
 log = logging.getLogger(__name__)
 
@@ -146,10 +148,10 @@ def _vector_ranking(
     limit: int,
     text_chars: int | None,
     history: bool,
-) -> list[search.Hit]:
+) -> list[fulltext.Hit]:
     """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
-    return search.vector_hits(
+    return fulltext.vector_hits(
         vector=vector,
         model=embedder.name,
         scopes=scopes,
@@ -164,11 +166,11 @@ def _vector_ranking(
 
 def _vector_ranking_in_thread(
     *, embedder: Embedder, query: str, vector: list[float] | None, arguments: dict
-) -> list[search.Hit] | None:
+) -> list[fulltext.Hit] | None:
     """Embed the query if its vector is not cached, then search on this thread's own connection, which
     goes back to the pool at the end (the next search may run on another thread)."""
     try:
-        vector = vector if vector is not None else providers.query_vector(embedder, query)
+        vector = vector if vector is not None else configured.query_vector(embedder, query)
         return None if vector is None else _vector_ranking(embedder=embedder, vector=vector, **arguments)
     finally:
         connection.close()
@@ -190,7 +192,7 @@ def retrieve(
     history = as_of is not None
     config = settings.RETRIEVAL
     depth = max(MIN_RANKER_DEPTH, 4 * limit)
-    embedders = providers.embedders() if options.vectors else []
+    embedders = configured.embedders() if options.vectors else []
     # The primary model's ranking has the configured weight, a companion model's its own. Beside a
     # multilingual model, an English-only model's ranking of a question in another script is left out.
     foreign = ranking.has_non_latin(query) and any(e.multilingual for e in embedders)
@@ -215,7 +217,7 @@ def retrieve(
     )
     whole = bridge_possible or learned or options.trace is not None
     wanted = whole or (multilingual_possible and config["cross_language"] > 0)
-    text_chars = 0 if not wanted else search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
+    text_chars = 0 if not wanted else fulltext.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
     arguments = {
         "scopes": scopes,
         "types": types,
@@ -224,7 +226,7 @@ def retrieve(
         "text_chars": text_chars,
         "history": history,
     }
-    cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
+    cached = [configured.cached_query_vector(embedder, query) for embedder, _weight in weighted]
     with _search_slot() as alone:
         # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
         beside = alone and not connection.in_atomic_block
@@ -242,13 +244,13 @@ def retrieve(
             return (
                 vector
                 if vector is not None
-                else _EMBED_THREADS.submit(providers.query_vector, embedder, query)
+                else _EMBED_THREADS.submit(configured.query_vector, embedder, query)
             )
 
         pending = [
             start(embedder, vector) for (embedder, _weight), vector in zip(weighted, cached, strict=True)
         ]
-        lexical = search.lexical_hits(
+        lexical = fulltext.lexical_hits(
             query=query,
             scopes=scopes,
             types=types,
@@ -258,7 +260,7 @@ def retrieve(
             text_chars=text_chars,
             history=history,
         )
-        nearest: list[list[search.Hit] | None] = []
+        nearest: list[list[fulltext.Hit] | None] = []
         for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
             done = waiting.result() if isinstance(waiting, Future) else waiting
             if beside:
@@ -278,7 +280,7 @@ def retrieve(
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = search.recent_memories(
+        recent = fulltext.recent_memories(
             scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH, history=history
         )
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
@@ -288,7 +290,7 @@ def retrieve(
     if feedback and config["feedback_weight"] > 0:
         expansion = _feedback_query(query, fused)
         if expansion:
-            hits = search.lexical_search(
+            hits = fulltext.lexical_search(
                 query=expansion,
                 scopes=scopes,
                 types=types,
@@ -331,12 +333,12 @@ def retrieve(
 
     pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
     candidates = {memory_id: _Candidate(memory_id, first=fused[memory_id]) for memory_id in pool_ids}
-    reranker = providers.reranker() if options.rerank else None
+    reranker = configured.reranker() if options.rerank else None
     rows: dict[UUID, Memory] = {}
     if reranker is not None:
         if options.graph:
             _expand_graph(candidates, scopes=scopes, types=types, now=now, history=history)
-        rows = search.memories_by_id(list(candidates))
+        rows = fulltext.memories_by_id(list(candidates))
         _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
     else:
         for candidate in candidates.values():
@@ -344,8 +346,8 @@ def retrieve(
         # The multipliers read what the rankers sent; whole rows are read for the memories returned.
         missing = [memory_id for memory_id in candidates if memory_id not in carried]
         if missing:
-            rows = search.memories_by_id(missing)
-    facts: dict[UUID, Memory | search.Hit] = {**carried, **rows}
+            rows = fulltext.memories_by_id(missing)
+    facts: dict[UUID, Memory | fulltext.Hit] = {**carried, **rows}
     scores: dict[UUID, float] = {}
     for candidate in candidates.values():
         fact = facts.get(candidate.memory_id)
@@ -368,7 +370,7 @@ def retrieve(
         )
 
     returned = sorted(scores, key=order)[:limit]
-    rows |= search.memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
+    rows |= fulltext.memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
     views = [
         memory_view(rows[memory_id], score=scores[memory_id]) for memory_id in returned if memory_id in rows
     ]
@@ -376,7 +378,7 @@ def retrieve(
 
 
 def _candidates(
-    ids: list[UUID], *, carried: dict[UUID, search.Hit], whole: bool
+    ids: list[UUID], *, carried: dict[UUID, fulltext.Hit], whole: bool
 ) -> dict[UUID, learned_rank.Candidate]:
     """What the cross-language step and the learned order read of each candidate: what the rankers sent
     with it, and one query for the others (found by the recency or feedback rankings). Without `whole`,
@@ -389,7 +391,9 @@ def _candidates(
     }
     missing = [memory_id for memory_id in ids if memory_id not in texts]
     if missing:
-        rows = search.candidate_texts(missing, chars=search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE)
+        rows = fulltext.candidate_texts(
+            missing, chars=fulltext.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
+        )
         texts |= {
             memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
         }
@@ -399,7 +403,7 @@ def _candidates(
 def _add_bridge(
     rankings: list[Ranking], *, query: str, texts: dict[UUID, learned_rank.Candidate], weight: float
 ) -> None:
-    """The bridge ranking across scripts (memories.crosslang), from the texts already fetched."""
+    """The bridge ranking across scripts (memories.search.crosslang), from the texts already fetched."""
     ids = crosslang.bridge_ranking(
         query=query, texts={memory_id: candidate.content for memory_id, candidate in texts.items()}
     )
@@ -424,7 +428,7 @@ def _feedback_query(query: str, fused: dict[UUID, float]) -> str:
     rows = Memory.objects.only("id", "content").in_bulk(top)
     weights = feedback_words(query, [(rows[m].content, fused[m]) for m in top if m in rows])
     candidates = sorted(weights, key=lambda word: -weights[word])[:FEEDBACK_CANDIDATES]
-    idfs = search.word_idfs(candidates)
+    idfs = fulltext.word_idfs(candidates)
     ranked = sorted(idfs, key=lambda word: -weights[word] * idfs[word])
     return " ".join(ranked[:FEEDBACK_TERMS])
 
@@ -441,7 +445,7 @@ def _expand_graph(
     and sibling facts. They enter with half of their seed's score and lift existing candidates a little."""
     seeds = sorted(candidates.values(), key=lambda c: -c.first)[:GRAPH_SEEDS]
     seed_scores = {seed.memory_id: seed.first for seed in seeds}
-    neighbors = search.graph_neighbors(
+    neighbors = fulltext.graph_neighbors(
         seeds=list(seed_scores),
         scopes=scopes,
         types=types,
@@ -480,7 +484,7 @@ def _rerank(
         candidate.score, candidate.reranked = probability, True
 
 
-def _recency_factor(memory: Memory | search.Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
+def _recency_factor(memory: Memory | fulltext.Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
     age = max(timedelta(0), now - memory.created_at)
     if intent:
         return 2 ** -(age / RECENCY_HALF_LIFE)
