@@ -12,7 +12,7 @@ from consolidation.models import Consolidation, Kind, ProposalStatus
 from kenfold_common.errors import InvalidInput
 from memories.models import Memory, served_sql
 from memories.search.embedding_store import stored_dimensions
-from memories.search.fulltext import PG_TRGM_DEFAULT_THRESHOLD
+from memories.search.trigram import PG_TRGM_DEFAULT_THRESHOLD
 
 SETTLE = timedelta(hours=1)  # a memory written within the hour may still be superseded by its author
 NEIGHBOURS = 3

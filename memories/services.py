@@ -41,9 +41,11 @@ from memories.schemas import (
     RememberOutput,
     ResumeOutput,
 )
-from memories.search import fulltext
 from memories.search.embedding_store import BACKFILL_TIMEOUT, embed_now, store_vectors
 from memories.search.embedding_store import DEFAULT_BATCH as EMBED_BATCH
+from memories.search.hits import Ranked, memories_by_id
+from memories.search.trigram import trigram_similar
+from memories.search.vector import vector_similar
 from memories.selectors import parse_memory_id
 
 log = logging.getLogger(__name__)
@@ -128,7 +130,7 @@ def _find_duplicate(*, scope: str, content: str, type: str | None) -> Memory | N
     )
 
 
-def _trigram_threshold(vector_hits: list[fulltext.Ranked]) -> float:
+def _trigram_threshold(vector_hits: list[Ranked]) -> float:
     """The trigram similarity a match needs to change similar[], given the vector matches found first.
 
     With SIMILAR_LIMIT vector matches in hand, a trigram match less similar than the last of them cannot
@@ -159,10 +161,10 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
     now = clock.now()
     best: dict[uuid.UUID, float] = {}
     try:
-        hits: list[fulltext.Ranked] = []
+        hits: list[Ranked] = []
         if primary is not None:
             model, vector = primary
-            hits = fulltext.vector_similar(
+            hits = vector_similar(
                 memory_id=memory.id,
                 vector=vector,
                 model=model,
@@ -171,7 +173,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
                 max_distance=SIMILAR_MAX_DISTANCE,
                 limit=SIMILAR_CANDIDATES,
             )
-        hits += fulltext.trigram_similar(
+        hits += trigram_similar(
             memory_id=memory.id,
             content=memory.content,
             scope=memory.scope,
@@ -181,7 +183,7 @@ def _similar(memory: Memory, primary: tuple[str, list[float]] | None) -> list[Me
         )
         for hit in hits:
             best[hit.memory_id] = max(best.get(hit.memory_id, 0.0), hit.score)
-        rows = fulltext.memories_by_id(list(best))
+        rows = memories_by_id(list(best))
         ranked = sorted(rows.values(), key=lambda m: (-best[m.id], -m.created_at.timestamp()))[:SIMILAR_LIMIT]
         return extensions.views_presented(
             [memory_view(m, score=round(min(best[m.id], 1.0), 4)) for m in ranked]

@@ -186,6 +186,7 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     from kenfold import clock
     from kenfold.caller import Caller
     from memories.search import fulltext
+    from memories.search.vector import vector_search
     from memories.selectors import context_get, memory_recall, read_scopes
     from memories.services import memory_remember
 
@@ -216,7 +217,7 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
             lexical_ms = (time.perf_counter() - t1) * 1000
             for embedder in embedders:
                 t2 = time.perf_counter()
-                fulltext.vector_search(
+                vector_search(
                     vector=vectors[embedder.name],
                     model=embedder.name,
                     scopes=scopes,

@@ -23,6 +23,7 @@ from kenfold import clock
 from kenfold.db_functions import xact_lock
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import find_secrets, redact_secrets
+from memories.capture.novelty import live_similar
 from memories.insert import memory_insert
 from memories.models import (
     Extraction,
@@ -36,7 +37,6 @@ from memories.models import (
 from memories.providers import configured
 from memories.providers.chat import ChatError, ChatModel, ChatOutputError, tagged
 from memories.providers.embeddings import EmbeddingError
-from memories.search import fulltext
 from memories.search.embedding_store import store_vectors
 from memories.services import same_content
 
@@ -481,7 +481,7 @@ def _store_candidate(
                 src=seen, relation="derived_from", dst=summary, defaults={"source_agent": EXTRACTOR_AGENT}
             )
         return None
-    similar = fulltext.live_similar(
+    similar = live_similar(
         content=candidate.content,
         vector=vector,
         scope=candidate.scope,

@@ -31,8 +31,12 @@ from memories.providers.embeddings import Embedder
 from memories.providers.rerank import RerankError
 from memories.schemas import MemoryView
 from memories.search import crosslang, fulltext, learned_rank, ranking
+from memories.search.graph import graph_neighbors
+from memories.search.hits import WHOLE_TEXT, Hit, candidate_texts, memories_by_id
 from memories.search.lexical import feedback_words
 from memories.search.ranking import Ranking
+from memories.search.recent import recent_memories
+from memories.search.vector import vector_hits
 
 log = logging.getLogger(__name__)
 
@@ -148,10 +152,10 @@ def _vector_ranking(
     limit: int,
     text_chars: int | None,
     history: bool,
-) -> list[fulltext.Hit]:
+) -> list[Hit]:
     """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
-    return fulltext.vector_hits(
+    return vector_hits(
         vector=vector,
         model=embedder.name,
         scopes=scopes,
@@ -166,7 +170,7 @@ def _vector_ranking(
 
 def _vector_ranking_in_thread(
     *, embedder: Embedder, query: str, vector: list[float] | None, arguments: dict
-) -> list[fulltext.Hit] | None:
+) -> list[Hit] | None:
     """Embed the query if its vector is not cached, then search on this thread's own connection, which
     goes back to the pool at the end (the next search may run on another thread)."""
     try:
@@ -217,7 +221,7 @@ def retrieve(
     )
     whole = bridge_possible or learned or options.trace is not None
     wanted = whole or (multilingual_possible and config["cross_language"] > 0)
-    text_chars = 0 if not wanted else fulltext.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
+    text_chars = 0 if not wanted else WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
     arguments = {
         "scopes": scopes,
         "types": types,
@@ -260,7 +264,7 @@ def retrieve(
             text_chars=text_chars,
             history=history,
         )
-        nearest: list[list[fulltext.Hit] | None] = []
+        nearest: list[list[Hit] | None] = []
         for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
             done = waiting.result() if isinstance(waiting, Future) else waiting
             if beside:
@@ -280,7 +284,7 @@ def retrieve(
     recency = options.recency and has_recency_intent(query)
     if recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = fulltext.recent_memories(
+        recent = recent_memories(
             scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH, history=history
         )
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
@@ -338,7 +342,7 @@ def retrieve(
     if reranker is not None:
         if options.graph:
             _expand_graph(candidates, scopes=scopes, types=types, now=now, history=history)
-        rows = fulltext.memories_by_id(list(candidates))
+        rows = memories_by_id(list(candidates))
         _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
     else:
         for candidate in candidates.values():
@@ -346,8 +350,8 @@ def retrieve(
         # The multipliers read what the rankers sent; whole rows are read for the memories returned.
         missing = [memory_id for memory_id in candidates if memory_id not in carried]
         if missing:
-            rows = fulltext.memories_by_id(missing)
-    facts: dict[UUID, Memory | fulltext.Hit] = {**carried, **rows}
+            rows = memories_by_id(missing)
+    facts: dict[UUID, Memory | Hit] = {**carried, **rows}
     scores: dict[UUID, float] = {}
     for candidate in candidates.values():
         fact = facts.get(candidate.memory_id)
@@ -370,7 +374,7 @@ def retrieve(
         )
 
     returned = sorted(scores, key=order)[:limit]
-    rows |= fulltext.memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
+    rows |= memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
     views = [
         memory_view(rows[memory_id], score=scores[memory_id]) for memory_id in returned if memory_id in rows
     ]
@@ -378,7 +382,7 @@ def retrieve(
 
 
 def _candidates(
-    ids: list[UUID], *, carried: dict[UUID, fulltext.Hit], whole: bool
+    ids: list[UUID], *, carried: dict[UUID, Hit], whole: bool
 ) -> dict[UUID, learned_rank.Candidate]:
     """What the cross-language step and the learned order read of each candidate: what the rankers sent
     with it, and one query for the others (found by the recency or feedback rankings). Without `whole`,
@@ -391,9 +395,7 @@ def _candidates(
     }
     missing = [memory_id for memory_id in ids if memory_id not in texts]
     if missing:
-        rows = fulltext.candidate_texts(
-            missing, chars=fulltext.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
-        )
+        rows = candidate_texts(missing, chars=WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE)
         texts |= {
             memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
         }
@@ -445,7 +447,7 @@ def _expand_graph(
     and sibling facts. They enter with half of their seed's score and lift existing candidates a little."""
     seeds = sorted(candidates.values(), key=lambda c: -c.first)[:GRAPH_SEEDS]
     seed_scores = {seed.memory_id: seed.first for seed in seeds}
-    neighbors = fulltext.graph_neighbors(
+    neighbors = graph_neighbors(
         seeds=list(seed_scores),
         scopes=scopes,
         types=types,
@@ -484,7 +486,7 @@ def _rerank(
         candidate.score, candidate.reranked = probability, True
 
 
-def _recency_factor(memory: Memory | fulltext.Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
+def _recency_factor(memory: Memory | Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
     age = max(timedelta(0), now - memory.created_at)
     if intent:
         return 2 ** -(age / RECENCY_HALF_LIFE)

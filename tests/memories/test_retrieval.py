@@ -19,7 +19,9 @@ from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.providers import configured
 from memories.search import fulltext, learned_rank, retrieval
 from memories.search.embedding_store import backfill, store_vectors
+from memories.search.hits import WHOLE_TEXT
 from memories.search.retrieval import SearchOptions, has_recency_intent
+from memories.search.vector import vector_hits, vector_search
 from tests.provider_servers import ProviderServer, Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -577,7 +579,7 @@ def test_vectors_are_stored_as_sent_and_found_nearest_first(provider_env: Callab
     assert numpy.array_equal(
         numpy.array(stored, dtype=numpy.float32), numpy.array(numbers, dtype=numpy.float32)
     )
-    found = fulltext.vector_search(
+    found = vector_search(
         vector=numbers,
         model="fake-binary",
         scopes=[Memory.objects.get(pk=first).scope],
@@ -612,19 +614,15 @@ def test_rankers_send_each_memory_text_and_type_with_what_they_find(
     now = clock.now()
     common = {"scopes": [scope], "types": None, "now": now, "limit": 5}
     lexical_ids = fulltext.lexical_search(query="release owner checklist", **common)
-    for chars, expected in ((fulltext.WHOLE_TEXT, None), (12, 12), (0, 0)):
+    for chars, expected in ((WHOLE_TEXT, None), (12, 12), (0, 0)):
         hits = fulltext.lexical_hits(query="release owner checklist", text_chars=chars, **common)
         assert [hit.memory_id for hit in hits] == lexical_ids
-        vector_hits = fulltext.vector_hits(
-            vector=numbers, model="fake-hits", max_distance=2.0, text_chars=chars, **common
-        )
-        assert [hit.memory_id for hit in vector_hits] == [
+        nearest = vector_hits(vector=numbers, model="fake-hits", max_distance=2.0, text_chars=chars, **common)
+        assert [hit.memory_id for hit in nearest] == [
             memory_id
-            for memory_id, _ in fulltext.vector_search(
-                vector=numbers, model="fake-hits", max_distance=2.0, **common
-            )
+            for memory_id, _ in vector_search(vector=numbers, model="fake-hits", max_distance=2.0, **common)
         ]
-        for hit in [*hits, *vector_hits]:
+        for hit in [*hits, *nearest]:
             memory = Memory.objects.get(pk=hit.memory_id)
             assert hit.type == memory.type
             assert hit.text == (memory.content if expected is None else memory.content[:expected])

@@ -13,10 +13,11 @@ from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import PgVector, server_bound
 from memories import selectors, services, tasks
-from memories.search import fulltext, scope_indexes
+from memories.search import scope_indexes
 from memories.search.embedding_store import model_index_name, stored_dimensions
 from memories.search.retrieval import SearchOptions
 from memories.search.scope_indexes import build_scope_indexes, index_name
+from memories.search.vector import _nearest_sql, _vector_conditions, vector_hits
 from tests.provider_servers import fake_embedding, openai_embeddings, provider_server
 from tests.threads import held_open
 
@@ -70,7 +71,7 @@ def recall(query: str) -> list[str]:
 
 
 def vector_ids(query: str) -> list[str]:
-    hits = fulltext.vector_hits(
+    hits = vector_hits(
         vector=fake_embedding(query),
         model=MODEL,
         scopes=selectors.read_scopes(REPO),
@@ -97,10 +98,10 @@ def plan_of(query: str) -> str:
     per-scope indexes' predicates. On a few rows the model-wide graph costs the planner the same and
     sorting the scope's rows costs less, so both are taken away for the EXPLAIN (the DROP is rolled back).
     At 100,000 memories every per-scope part used its scope's graph with both there (docs/benchmarks.md)."""
-    conditions, params = fulltext._vector_conditions(types=None, now=clock.now())
+    conditions, params = _vector_conditions(types=None, now=clock.now())
     scopes = selectors.read_scopes(REPO)
     vector = fake_embedding(query)
-    sql = fulltext._nearest_sql(vector=vector, model=MODEL, scopes=scopes, conditions=conditions, limit=30)
+    sql = _nearest_sql(vector=vector, model=MODEL, scopes=scopes, conditions=conditions, limit=30)
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")

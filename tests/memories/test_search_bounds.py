@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from kenfold import clock
 from memories.models import Memory, MemoryType, Status
 from memories.search import fulltext
+from memories.search.trigram import trigram_similar
 
 SCOPE = "project:github.com/acme/shop"
 OTHER = "project:github.com/acme/blog"
@@ -128,7 +129,7 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
     try:
         assert locked.wait(30)
         started = time.monotonic()
-        assert fulltext.trigram_similar(now=clock.now(), time_budget_ms=200, **kwargs) == []
+        assert trigram_similar(now=clock.now(), time_budget_ms=200, **kwargs) == []
         assert time.monotonic() - started < 5
     finally:
         release.set()
@@ -136,11 +137,11 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
 
     # Within budget it answers, outside and inside a caller's transaction, and leaves the setting as it was.
     other = add("Payments are idempotent on the event id.")
-    assert [hit.memory_id for hit in fulltext.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
+    assert [hit.memory_id for hit in trigram_similar(now=clock.now(), **kwargs)] == [other.id]
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', '0.3', true)")
-        assert [hit.memory_id for hit in fulltext.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
+        assert [hit.memory_id for hit in trigram_similar(now=clock.now(), **kwargs)] == [other.id]
         with connection.cursor() as cursor:
             cursor.execute("SHOW statement_timeout")
             assert cursor.fetchone()[0] == before
@@ -163,7 +164,7 @@ def test_trigram_similar_matches_at_the_threshold_asked_for_whatever_the_session
     assert 0.3 < similarity < 0.9
 
     def found(threshold: float) -> list:
-        hits = fulltext.trigram_similar(
+        hits = trigram_similar(
             memory_id=add("unrelated").id,
             content=content,
             scope=SCOPE,
