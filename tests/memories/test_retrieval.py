@@ -626,4 +626,4 @@ def test_rankers_send_each_memory_text_and_type_with_what_they_find(
             memory = Memory.objects.get(pk=hit.memory_id)
             assert hit.type == memory.type
             assert hit.text == (memory.content if expected is None else memory.content[:expected])
-    assert {str(hit.memory_id) for hit in vector_hits} == {first, second}
+    assert {str(hit.memory_id) for hit in nearest} == {first, second}
