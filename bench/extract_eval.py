@@ -5,7 +5,7 @@ Korean) lists for each session the memories that should be extracted and those t
 tasks, instructions pasted from third-party text). Each session goes through the same path as the worker
 (memories.capture.extraction.propose: the prompt, the strict schema, every mechanical check); a kept candidate
 matches an expected or forbidden memory when it contains all of that memory's keywords. Classification
-asks memories.classification for the type of each labelled memory.
+asks memories.services.classification for the type of each labelled memory.
 
 Reports extraction recall (expected memories found), forbidden extractions (kept candidates matching a
 forbidden memory) and classification accuracy; the floors are recall >= 70 %, zero forbidden, and
@@ -63,7 +63,7 @@ def _matches(content: str, keywords: list[str]) -> bool:
 
 def evaluate(*, chat: object, data: dict) -> Report:
     from memories.capture.extraction import propose
-    from memories.classification import classify_with
+    from memories.services.classification import classify_with
 
     report = Report(model=chat.model)  # type: ignore[attr-defined]
     started = time.monotonic()

@@ -24,7 +24,7 @@ from kenfold_common.identity import SESSION_ID_META_KEY, USER_SCOPE, scope_for_p
 from kenfold_common.secrets import redact_secrets, reject_secrets
 from memories import access, delta, extensions, selectors, usage
 from memories.audit import audit_record
-from memories.classification import classify_enabled, classify_type
+from memories.services.classification import classify_enabled, classify_type
 from memories.history import parse_as_of
 from memories.insert import memory_insert
 from memories.models import LIVE_STATUSES, Memory, MemoryAction, MemoryType, Status, Trust
