@@ -188,7 +188,7 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     from memories.search import fulltext
     from memories.search.vector import vector_search
     from memories.selectors import context_get, memory_recall, read_scopes
-    from memories.services import memory_remember
+    from memories.services.remember import memory_remember
 
     embedders = _check_models(payload["models"])
     queries = payload["queries"]
@@ -283,7 +283,7 @@ def _task_explain(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
 
     from kenfold.caller import Caller
     from memories.selectors import context_get, memory_recall
-    from memories.services import memory_remember
+    from memories.services.remember import memory_remember
 
     caller = Caller(agent=AGENT)
     calls: list[tuple[str, Callable[..., object], dict[str, Any]]] = [

@@ -38,7 +38,7 @@ from memories.providers import configured
 from memories.providers.chat import ChatError, ChatModel, ChatOutputError, tagged
 from memories.providers.embeddings import EmbeddingError
 from memories.search.embedding_store import store_vectors
-from memories.services import same_content
+from memories.services.remember import same_content
 
 log = logging.getLogger(__name__)
 

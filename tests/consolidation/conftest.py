@@ -11,10 +11,10 @@ import pytest
 from consolidation import prompts
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import services
 from memories.models import Memory
 from memories.providers import configured
 from memories.search.embedding_store import backfill
+from memories.services.remember import memory_remember
 from tests.provider_servers import (
     ProviderServer,
     Received,
@@ -78,9 +78,7 @@ def remember(
     session: str | None = None,
 ) -> Memory:
     """A memory as an agent stores it, then aged by ``age`` (pairs are judged once settled, 1 h)."""
-    out = services.memory_remember(
-        caller=caller, content=content, type=type, project=project, session_id=session
-    )
+    out = memory_remember(caller=caller, content=content, type=type, project=project, session_id=session)
     Memory.objects.filter(pk=out.id).update(created_at=clock.now() - age)
     return Memory.objects.get(pk=out.id)
 

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.providers import configured
 from memories.search import fulltext, learned_rank, retrieval
@@ -22,6 +22,8 @@ from memories.search.embedding_store import backfill, store_vectors
 from memories.search.hits import WHOLE_TEXT
 from memories.search.retrieval import SearchOptions, has_recency_intent
 from memories.search.vector import vector_hits, vector_search
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 from tests.provider_servers import ProviderServer, Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +42,7 @@ def embedding_server() -> Iterator[ProviderServer]:
 
 
 def remember(content: str, **kwargs: object) -> str:
-    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
+    return memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
 
 
 def recall(query: str, **options: object) -> list[str]:
@@ -348,7 +350,7 @@ def test_vector_rows_follow_their_memory_status_scope_and_expiry(provider_env: C
         memory = Memory.objects.get(pk=target)
         assert vector_filters(target) == {(memory.scope, "active", memory.type, None)}
         assert recall(VECTOR_ONLY_QUERY)[0] == target
-        services.memory_forget(caller=AGENT, memory_id=target)
+        memory_forget(caller=AGENT, memory_id=target)
         assert vector_filters(target) == {(memory.scope, "deleted", memory.type, None)}
         assert target not in recall(VECTOR_ONLY_QUERY)
         past = clock.now() - timedelta(hours=1)

@@ -12,12 +12,13 @@ from django.db import OperationalError, connection, transaction
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import PgVector, server_bound
-from memories import selectors, services, tasks
+from memories import selectors, tasks
 from memories.search import scope_indexes
 from memories.search.embedding_store import model_index_name, stored_dimensions
 from memories.search.retrieval import SearchOptions
 from memories.search.scope_indexes import build_scope_indexes, index_name
 from memories.search.vector import _nearest_sql, _vector_conditions, vector_hits
+from memories.services.remember import memory_remember
 from tests.provider_servers import fake_embedding, openai_embeddings, provider_server
 from tests.threads import held_open
 
@@ -53,9 +54,9 @@ def store(provider_env: Callable[..., None]) -> Iterator[None]:
             KENFOLD_EMBED=None,
         )
         for content in PROJECT_FACTS:
-            services.memory_remember(caller=AGENT, content=content, project=REPO, type="semantic")
+            memory_remember(caller=AGENT, content=content, project=REPO, type="semantic")
         for content in USER_FACTS:
-            services.memory_remember(caller=AGENT, content=content, type="semantic")
+            memory_remember(caller=AGENT, content=content, type="semantic")
         try:
             yield
         finally:

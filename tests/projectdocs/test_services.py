@@ -13,7 +13,7 @@ from memories import selectors
 from memories.doc_links import related_docs
 from memories.models import Memory, MemoryEdge
 from memories.search.retrieval import SearchOptions
-from memories.services import memory_remember
+from memories.services.remember import memory_remember
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
