@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 
 def clean_text(value: str, *, field: str, limit: int, advice: str) -> str:
+    """`value` stripped; refused when empty, holding a NUL or longer than `limit` (`advice`: what to do)."""
     text = (value or "").strip()
     if not text:
         raise InvalidInput(f"{field} must not be empty")
@@ -43,6 +44,7 @@ def reject_secret_session_id(session_id: str | None) -> None:
 def parse_ttl(
     ttl_seconds: int | None, *, maximum: timedelta, default: timedelta | None = None
 ) -> timedelta | None:
+    """`ttl_seconds` as a timedelta (`default` for none or 0); refused when negative or past `maximum`."""
     if ttl_seconds is None or ttl_seconds == 0:
         return default
     if ttl_seconds < 0:
@@ -66,6 +68,8 @@ def agent_insert(
     supersedes: Memory | None,
     retire_superseded: bool = True,
 ) -> Memory:
+    """An agent's new memory, through memory_insert: refused when temporary without a ttl, charged to the
+    caller's write quota, and proposed for the owner's review when needs_review says so (else active)."""
     if type == MemoryType.TEMPORARY and ttl is None:
         raise InvalidInput("temporary memories need ttl_seconds (how long to keep them, at most 365 days)")
     # Every other lock of the write is taken by now (the module doc of memories.quotas says why it matters).
