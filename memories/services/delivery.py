@@ -10,11 +10,7 @@ from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from memories import access, delta, selectors, usage
 from memories.history import parse_as_of
-from memories.schemas import (
-    GetContextOutput,
-    MemoryItem,
-    RecallOutput,
-)
+from memories.schemas import GetContextOutput, MemoryItem, RecallOutput
 
 # How many memories a snapshot remembers the agent holding: about ten full get_context answers, a few
 # tens of kilobytes per row.

@@ -16,10 +16,7 @@ from memories import access
 from memories.audit import audit_record
 from memories.models import Memory, MemoryAction, MemoryType, Status
 from memories.presenters import FLAGS_KEY, HANDOFF_KIND, memory_view
-from memories.schemas import (
-    HandoffOutput,
-    ResumeOutput,
-)
+from memories.schemas import HandoffOutput, ResumeOutput
 from memories.services.remember import MAX_CONTENT_CHARS
 from memories.services.writes import (
     agent_insert,

@@ -18,10 +18,7 @@ from kenfold_common.secrets import reject_secrets
 from memories import access, extensions
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status
 from memories.presenters import FLAGS_KEY, GUIDELINES_KIND, memory_view
-from memories.schemas import (
-    MemoryView,
-    RememberOutput,
-)
+from memories.schemas import MemoryView, RememberOutput
 from memories.search.hits import Ranked, memories_by_id
 from memories.search.trigram import trigram_similar
 from memories.search.vector import vector_similar

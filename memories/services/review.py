@@ -15,9 +15,7 @@ from memories import access
 from memories.audit import audit_record
 from memories.models import Memory, MemoryAction, Status, Trust
 from memories.quotas import quota_charge
-from memories.schemas import (
-    ForgetOutput,
-)
+from memories.schemas import ForgetOutput
 from memories.selectors import parse_memory_id
 
 MAX_REASON_CHARS = 1000
