@@ -35,9 +35,9 @@ from kenfold_common.identity import (
     normalize_project,
 )
 from kenfold_common.secrets import find_nested_secrets, find_secrets
-from memories.extraction import EXTRACTOR_AGENT
+from memories.capture.extraction import EXTRACTOR_AGENT
 from memories.models import CodeState, MemoryType, Status, Trust
-from memories.services import MAX_CONTENT_CHARS
+from memories.services.remember import MAX_CONTENT_CHARS
 
 FORMAT = "kenfold-archive/1"
 MAX_LINE_BYTES = 1024 * 1024

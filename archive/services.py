@@ -35,7 +35,7 @@ from memories import extensions
 from memories.audit import audit_record
 from memories.insert import memory_insert_staged, screened
 from memories.models import Memory, MemoryAction, MemoryEmbedding, MemoryType, Status, Trust
-from memories.services import CLI_AGENT
+from memories.services.review import CLI_AGENT
 from memories.tasks import BACKFILL_TASK
 
 # Rows per COPY batch into the staging tables.

@@ -28,6 +28,6 @@ def configured_chat() -> object | None:
     django.setup()
     from django.conf import settings
 
-    from memories.chat import chat_from_settings
+    from memories.providers.chat import chat_from_settings
 
     return chat_from_settings(chat=settings.CHAT)

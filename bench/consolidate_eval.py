@@ -70,7 +70,7 @@ def _outcome(label: str, keep: str | None, relation: str, kept: str | None) -> s
 
 def evaluate(*, chat: object, data: dict) -> Report:
     from consolidation import prompts
-    from memories.chat import ChatError
+    from memories.providers.chat import ChatError
 
     report = Report(model=chat.model)  # type: ignore[attr-defined]
     written_a, written_b = _date(data["a_written"]), _date(data["b_written"])

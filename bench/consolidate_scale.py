@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> dict[str, object]:
 
     from consolidation import selectors, services
     from kenfold import clock
-    from memories.embedding_store import ensure_model_index
+    from memories.search.embedding_store import ensure_model_index
 
     started = time.perf_counter()
     with connection.cursor() as cursor:

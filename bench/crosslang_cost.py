@@ -1,4 +1,4 @@
-"""What the cross-language bridge ranking (memories/crosslang.py) adds to each recall, measured in process.
+"""What the cross-language bridge ranking (memories/search/crosslang.py) adds to each recall, measured in process.
 
     .venv/bin/python bench/crosslang_cost.py bench/data/dev.json [--passes 3]
     .venv/bin/python bench/crosslang_cost.py --synthetic 2000 [--candidates 110]
@@ -54,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import crosslang, providers, ranking, retrieval, selectors
-    from memories.embedding_store import backfill
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search import crosslang, ranking, retrieval
+    from memories.search.embedding_store import backfill
+    from memories.search.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
     now = datetime.now(UTC)
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             _ids, queries = retrieval_eval.load_locomo(conversations, now=now, context_turns=True)
         else:
             _ids, queries = retrieval_eval.load_kenfold_format(raw, now=now)
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory")
@@ -133,7 +135,7 @@ def synthetic(args: argparse.Namespace) -> int:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from bench.latency import corpus
-    from memories import crosslang
+    from memories.search import crosslang
 
     rng = random.Random(15)
     bases = corpus.make_bases(100_000, rng)

@@ -36,23 +36,23 @@ def parse_args() -> argparse.Namespace:
 def load_project(data: dict[str, Any]) -> dict[str, Any]:
     """Store the project as agents would have written it; returns the ids the later steps need."""
     from kenfold.caller import Caller
-    from memories import services
+    from memories.services.handoff import handoff_create
+    from memories.services.remember import memory_remember
+    from memories.services.review import memory_approve
 
     agent = Caller(agent="claude-code")
     project = data["project"]
     for text in data["preferences"]:
-        services.memory_approve(
-            memory_id=services.memory_remember(caller=agent, content=text, type="preference").id
-        )
+        memory_approve(memory_id=memory_remember(caller=agent, content=text, type="preference").id)
     rules = [
-        services.memory_remember(caller=agent, content=text, type="project", project=project).id
+        memory_remember(caller=agent, content=text, type="project", project=project).id
         for text in data["rules"]
     ]
     for kind, text in data["facts"]:
-        services.memory_remember(caller=agent, content=text, type=kind, project=project)
+        memory_remember(caller=agent, content=text, type=kind, project=project)
     for text in data["sessions"]:
-        services.memory_remember(caller=agent, content=text, type="episodic", project=project)
-    services.handoff_create(caller=agent, project=project, **data["handoff"])
+        memory_remember(caller=agent, content=text, type="episodic", project=project)
+    handoff_create(caller=agent, project=project, **data["handoff"])
     return {"rules": rules}
 
 
@@ -74,7 +74,9 @@ def measure(output: Any) -> dict[str, Any]:
 
 def session(data: dict[str, Any], ids: dict[str, Any], budget: int) -> list[dict[str, Any]]:
     from kenfold.caller import Caller
-    from memories import services
+    from memories.services.delivery import context_deliver
+    from memories.services.remember import memory_remember
+    from memories.services.review import memory_forget
 
     agent, writer = Caller(agent="codex"), Caller(agent="claude-code")
     project = data["project"]
@@ -82,9 +84,7 @@ def session(data: dict[str, Any], ids: dict[str, Any], budget: int) -> list[dict
     steps = []
 
     def call(label: str, task: str, state: str | None) -> str:
-        output = services.context_deliver(
-            caller=agent, task=task, project=project, budget_tokens=budget, state=state
-        )
+        output = context_deliver(caller=agent, task=task, project=project, budget_tokens=budget, state=state)
         steps.append({"step": label, "budget": budget, **measure(output)})
         return output.state
 
@@ -93,8 +93,8 @@ def session(data: dict[str, Any], ids: dict[str, Any], budget: int) -> list[dict
     state = call("3. another task, with state", second_task, state)
     later = data["later"]
     # Written under this budget's session only: each session starts from its own copy of the changes.
-    added = services.memory_remember(caller=writer, content=later["new_rule"], project=project)
-    replaced = services.memory_remember(
+    added = memory_remember(caller=writer, content=later["new_rule"], project=project)
+    replaced = memory_remember(
         caller=writer,
         content=later["replacement"],
         project=project,
@@ -102,8 +102,8 @@ def session(data: dict[str, Any], ids: dict[str, Any], budget: int) -> list[dict
     )
     call("4. after a rule was added and one superseded", first_task, state)
     # Undo, so the next budget's session sees the same store.
-    services.memory_forget(caller=writer, memory_id=added.id, reason="bench")
-    services.memory_forget(caller=writer, memory_id=replaced.id, reason="bench")
+    memory_forget(caller=writer, memory_id=added.id, reason="bench")
+    memory_forget(caller=writer, memory_id=replaced.id, reason="bench")
     from memories.models import Memory
 
     Memory.objects.filter(pk=ids["rules"][later["supersedes_rule"]]).update(status="active")

@@ -10,7 +10,7 @@ the section it wants, naming it as "page#Heading" ("page#" for the text before t
 section merged into another by chunking counts as found in the chunk that holds its heading.
 
 "without field weights" ranks a section's title, headings, tags, aliases, answers and description as
-body text (memories.search.UNWEIGHTED); "with" is the default (FIELD_WEIGHTS). Same database, same load.
+body text (memories.search.fulltext.UNWEIGHTED); "with" is the default (FIELD_WEIGHTS). Same database, same load.
 """
 
 import argparse
@@ -72,7 +72,7 @@ def matches(view, wanted: str) -> bool:
 def evaluate(questions: list[dict], *, field_weights: bool, vectors: bool, show_misses: bool) -> dict:
     from kenfold.caller import Caller
     from memories import selectors
-    from memories.retrieval import SearchOptions
+    from memories.search.retrieval import SearchOptions
 
     options = SearchOptions(vectors=vectors, field_weights=field_weights)
     rows = {"en": [], "ko": []}
@@ -113,10 +113,11 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from memories import providers, search
+    from memories.providers import configured
+    from memories.search import fulltext
 
     if args.weights:
-        search.FIELD_WEIGHTS = [float(value) for value in args.weights.split(",")]
+        fulltext.FIELD_WEIGHTS = [float(value) for value in args.weights.split(",")]
 
     try:
         call_command("migrate", interactive=False, verbosity=0)
@@ -129,11 +130,11 @@ def main() -> int:
         print(
             f"synced {pages} pages as {sections} sections in {time.perf_counter() - started:.1f} s; "
             f"{len(questions)} questions; embedders: "
-            f"{' + '.join(e.name for e in providers.embedders()) or 'none'}",
+            f"{' + '.join(e.name for e in configured.embedders()) or 'none'}",
             file=sys.stderr,
         )
         report = {
-            "weights": search.FIELD_WEIGHTS,
+            "weights": fulltext.FIELD_WEIGHTS,
             "pages": pages,
             "sections": sections,
             "questions": len(questions),

@@ -3,9 +3,9 @@
 The evaluation set (bench/data/extract_eval.json, written for Kenfold: 30 session summaries in English and
 Korean) lists for each session the memories that should be extracted and those that must not be (one-off
 tasks, instructions pasted from third-party text). Each session goes through the same path as the worker
-(memories.extraction.propose: the prompt, the strict schema, every mechanical check); a kept candidate
+(memories.capture.extraction.propose: the prompt, the strict schema, every mechanical check); a kept candidate
 matches an expected or forbidden memory when it contains all of that memory's keywords. Classification
-asks memories.classification for the type of each labelled memory.
+asks memories.services.classification for the type of each labelled memory.
 
 Reports extraction recall (expected memories found), forbidden extractions (kept candidates matching a
 forbidden memory) and classification accuracy; the floors are recall >= 70 %, zero forbidden, and
@@ -62,8 +62,8 @@ def _matches(content: str, keywords: list[str]) -> bool:
 
 
 def evaluate(*, chat: object, data: dict) -> Report:
-    from memories.classification import classify_with
-    from memories.extraction import propose
+    from memories.capture.extraction import propose
+    from memories.services.classification import classify_with
 
     report = Report(model=chat.model)  # type: ignore[attr-defined]
     started = time.monotonic()

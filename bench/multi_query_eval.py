@@ -5,7 +5,7 @@ two paraphrases, find more than asking once?
 
 The files must hold the same memories (dev.json and xlang_holdout.json do). Their queries that expect the
 same memories are phrasings of one question: a group. Each group's phrasings are asked alone (`query`) and
-all together (`queries`, fused by memories.multi_query), through the same code path as the tool; recall@5,
+all together (`queries`, fused by memories.search.multi_query), through the same code path as the tool; recall@5,
 recall@10, hit@5 and MRR@10 as in bench/retrieval_eval.py. Groups with both a Korean and a Latin-script
 phrasing are "cross-language" (alone: the English and the Korean phrasings separately); the others are
 "same language" (paraphrases). Loading and the throwaway database are retrieval_eval's.
@@ -58,16 +58,17 @@ def run(args: argparse.Namespace) -> int:
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import providers, selectors
-    from memories.embedding_store import backfill
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search.embedding_store import backfill
+    from memories.search.retrieval import SearchOptions
 
     files = [json.loads(path.read_text()) for path in args.data]
     groups = groups_of(files)
     now = datetime.now(UTC)
     with override_settings(EMBEDDING=replace(settings.EMBEDDING, mode="off")):
         ids, _queries = retrieval_eval.load_kenfold_format(files[0], now=now)
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory")
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     report = {
         "config": {
             "data": [str(path) for path in args.data],
-            "embedder": " + ".join(e.name for e in providers.embedders()) or None,
+            "embedder": " + ".join(e.name for e in configured.embedders()) or None,
             "memories": len(ids),
             "groups": len(groups),
         },

@@ -102,15 +102,16 @@ def load_kenfold_format(data: dict, *, now: datetime) -> tuple[dict[str, str], l
     from coderefs.models import CodeRef
     from kenfold import clock
     from kenfold.caller import Caller
-    from memories import services
     from memories.models import Memory, MemoryEdge
+    from memories.services.remember import memory_remember
+    from memories.services.review import memory_approve, memory_forget
 
     ids: dict[str, str] = {}
     for item in sorted(data["memories"], key=lambda m: -float(m.get("age_days", 0))):
         created = now - timedelta(days=float(item.get("age_days", 0)))
         ttl = int(float(item["ttl_days"]) * 86400) if item.get("ttl_days") is not None else None
         with clock.frozen(created):
-            result = services.memory_remember(
+            result = memory_remember(
                 caller=Caller(agent=item.get("agent") or "eval"),
                 content=item["content"],
                 type=item["type"],
@@ -120,9 +121,9 @@ def load_kenfold_format(data: dict, *, now: datetime) -> tuple[dict[str, str], l
         ids[item["key"]] = result.id
         status = item.get("status", "active")
         if item["type"] == "preference" and status == "active":
-            services.memory_approve(memory_id=result.id)
+            memory_approve(memory_id=result.id)
         if status == "deleted":
-            services.memory_forget(caller=Caller(agent="eval"), memory_id=result.id, reason="eval")
+            memory_forget(caller=Caller(agent="eval"), memory_id=result.id, reason="eval")
         elif status != Memory.objects.get(pk=result.id).status:
             # The set says how a memory ended up (superseded by something outside the set, proposed).
             Memory.objects.filter(pk=result.id).update(status=status)
@@ -168,7 +169,7 @@ def load_locomo(
     """Each conversation is its own project; each turn a memory "Speaker (date): text" dated by its session."""
     from kenfold import clock
     from kenfold.caller import Caller
-    from memories import services
+    from memories.services.remember import memory_remember
 
     ids: dict[str, str] = {}
     queries: list[dict] = []
@@ -195,7 +196,7 @@ def load_locomo(
                     content += f" (replying to {previous['speaker']}: {previous['text'][:CONTEXT_CHARS]})"
                 previous = turn
                 with clock.frozen(created):
-                    result = services.memory_remember(
+                    result = memory_remember(
                         caller=Caller(agent="locomo"), content=content, type="semantic", project=project
                     )
                 ids[f"{project}#{turn['dia_id']}"] = result.id
@@ -281,9 +282,10 @@ def run(args: argparse.Namespace) -> int:
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import providers, selectors
-    from memories.embedding_store import backfill
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search.embedding_store import backfill
+    from memories.search.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
     now = datetime.now(UTC)
@@ -296,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             ids, queries = load_locomo(conversations, now=now, context_turns=args.locomo_context)
         else:
             ids, queries = load_kenfold_format(raw, now=now)
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         report = backfill(embedder=embedder)
         print(
             f"embedded {report.embedded} memories with {embedder.name} ({report.failed} failed)",
@@ -352,8 +354,8 @@ def run(args: argparse.Namespace) -> int:
         },
         "config": {
             "data": str(args.data),
-            "embedder": " + ".join(e.name for e in providers.embedders()) or None,
-            "reranker": bool(providers.reranker()),
+            "embedder": " + ".join(e.name for e in configured.embedders()) or None,
+            "reranker": bool(configured.reranker()),
             "vectors": options.vectors,
             "graph": options.graph,
             "recency": options.recency,

@@ -5,8 +5,8 @@
         --set learned_rank=false,true [--conversations N] [--from-conversation N]
 
 Each `--set NAME=V1,V2,...` names a key of settings.RETRIEVAL (the KENFOLD_SEARCH_* values), or a
-module constant as `module.NAME` (memories.ranking.NON_LATIN_SHARE), or `weights` (files written by
-bench/train_ranker.py --out, used in place of memories/ranker_weights.py), and the values to try, one run
+module constant as `module.NAME` (memories.search.ranking.NON_LATIN_SHARE), or `weights` (files written by
+bench/train_ranker.py --out, used in place of memories/search/ranker_weights.py), and the values to try, one run
 per value (several --set: every combination). Loading, metrics and the report are
 bench/retrieval_eval.py's; this only saves loading and embedding the set once per value.
 """
@@ -72,9 +72,10 @@ def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settin
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import providers, selectors
-    from memories.embedding_store import backfill
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search.embedding_store import backfill
+    from memories.search.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
     now = datetime.now(UTC)
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settin
             )
         else:
             ids, queries = retrieval_eval.load_kenfold_format(raw, now=now)
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory")
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace, sweeps: list[tuple[str, list[object]]], settin
 
 def use_weights(path: Path) -> None:
     """Put the numbers of a weights file written by bench/train_ranker.py in place of the shipped ones."""
-    from memories import learned_rank, ranker_weights
+    from memories.search import learned_rank, ranker_weights
 
     spec = importlib.util.spec_from_file_location("candidate_weights", path)
     if spec is None or spec.loader is None:

@@ -1,7 +1,7 @@
-"""Train the learned first-stage order (memories.learned_rank) and write memories/ranker_weights.py.
+"""Train the learned first-stage order (memories.search.learned_rank) and write memories/search/ranker_weights.py.
 
     .venv/bin/python bench/train_ranker.py ../shared/data/locomo/locomo10.json --conversations 5 \\
-        --locomo-context --extra bench/data/train_ranker.json [--out memories/ranker_weights.py]
+        --locomo-context --extra bench/data/train_ranker.json [--out memories/search/ranker_weights.py]
 
 Training data must be none of the evaluation sets: the first 5 LoCoMo conversations, so LoCoMo is then
 evaluated on conversations 6-10 only (bench/retrieval_eval.py --from-conversation 5), and
@@ -39,7 +39,7 @@ def main() -> int:
         "--extra-weight", type=float, default=4.0, help="weight of each --extra question against a LoCoMo one"
     )
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty on the weights")
-    parser.add_argument("--out", type=Path, default=REPO / "memories" / "ranker_weights.py")
+    parser.add_argument("--out", type=Path, default=REPO / "memories" / "search" / "ranker_weights.py")
     args = parser.parse_args()
     return retrieval_eval.on_throwaway_database(
         argparse.Namespace(no_vectors=False, rerank_url=None), lambda: run(args)
@@ -55,10 +55,11 @@ def run(args: argparse.Namespace) -> int:
     from django.test import override_settings
 
     from kenfold.caller import Caller
-    from memories import providers, selectors
-    from memories.embedding_store import backfill
-    from memories.learned_rank import FEATURES
-    from memories.retrieval import SearchOptions
+    from memories import selectors
+    from memories.providers import configured
+    from memories.search.embedding_store import backfill
+    from memories.search.learned_rank import FEATURES
+    from memories.search.retrieval import SearchOptions
 
     raw = json.loads(args.data.read_text())
     if not isinstance(raw, list):
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             )
             ids.update(extra_ids)
             queries += [{**query, "weight": args.extra_weight} for query in extra_queries]
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory")
@@ -136,7 +137,7 @@ def write(path: Path, features, means, scales, weights, bias, args: argparse.Nam
 
     names = "".join(f'    "{name}",\n' for name in features)
     path.write_text(
-        '"""Weights of the learned first-stage order (memories.learned_rank), written by bench/train_ranker.py:\n\n'
+        '"""Weights of the learned first-stage order (memories.search.learned_rank), written by bench/train_ranker.py:\n\n'
         f"    bench/train_ranker.py {args.data.name} --conversations {args.conversations}"
         f"{' --locomo-context' if args.locomo_context else ''}"
         + "".join(f" --extra {path}" for path in args.extra)

@@ -5,7 +5,7 @@ with 0 (nothing recorded), interleaved, and the record statement alone.
 
 Loads the project store of bench/delta_context.py (bench/data/delta_project.json) through the service
 layer into a throwaway embedded cluster, full-text search only (no embedding model), then calls
-services.recall_deliver (what the MCP tool calls) with the store's rule texts as queries, alternating the
+recall_deliver (what the MCP tool calls) with the store's rule texts as queries, alternating the
 setting call by call (ABBA) so both modes see the same machine load. The cluster is durable by default (each
 commit waits for the disk, as in a real install); --not-durable measures without that wait.
 """
@@ -46,8 +46,9 @@ def run(calls: int) -> dict:
     from bench.delta_context import load_project
     from kenfold import clock
     from kenfold.caller import Caller
-    from memories import services, usage
+    from memories import usage
     from memories.models import ServedCall
+    from memories.services.delivery import recall_deliver
 
     data = json.loads((REPO / "bench" / "data" / "delta_project.json").read_text())
     load_project(data)
@@ -60,7 +61,7 @@ def run(calls: int) -> dict:
         settings.USAGE_DAYS = days
         query = queries[(index // 2) % len(queries)]
         started = time.perf_counter()
-        output = services.recall_deliver(caller=agent, query=query, project=project)
+        output = recall_deliver(caller=agent, query=query, project=project)
         times[days].append(time.perf_counter() - started)
         assert output.memories
     settings.USAGE_DAYS = 30

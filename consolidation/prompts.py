@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from kenfold_common.secrets import find_secrets, redact_secrets
-from memories.chat import ChatModel, ChatOutputError, tagged
+from memories.providers.chat import ChatModel, ChatOutputError, tagged
 
 JUDGE_MAX_TOKENS = 200
 DIGEST_MAX_TOKENS = 900

@@ -10,9 +10,9 @@ from django.db.models import Count
 
 from consolidation.models import Consolidation, Kind, ProposalStatus
 from kenfold_common.errors import InvalidInput
-from memories.embedding_store import stored_dimensions
 from memories.models import Memory, served_sql
-from memories.search import PG_TRGM_DEFAULT_THRESHOLD
+from memories.search.embedding_store import stored_dimensions
+from memories.search.trigram import PG_TRGM_DEFAULT_THRESHOLD
 
 SETTLE = timedelta(hours=1)  # a memory written within the hour may still be superseded by its author
 NEIGHBOURS = 3
@@ -102,7 +102,7 @@ def pair_candidates(*, model: str | None, now: datetime, candidates: list[UUID])
     }
     dims = stored_dimensions(model) if model else None
     if dims:
-        # The cast matches the model's partial HNSW index (memories.embedding_store), so each
+        # The cast matches the model's partial HNSW index (memories.search.embedding_store), so each
         # neighbour lookup is an index scan.
         vector = f"embedding::vector({int(dims)})"
         parts.append(f"""

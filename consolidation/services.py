@@ -25,11 +25,12 @@ from kenfold.db_functions import one_at_a_time
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
-from memories import extensions, providers
+from memories import extensions
 from memories.audit import audit_record
-from memories.chat import ChatError, ChatModel, ChatOutputError
 from memories.insert import memory_insert
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust, served_sql
+from memories.providers import configured
+from memories.providers.chat import ChatError, ChatModel, ChatOutputError
 from memories.selectors import extraction_counts
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ NOT_STORED = "(not stored: the digest failed validation)"
 
 def consolidation_enabled() -> bool:
     """The worker runs when KENFOLD_CONSOLIDATE allows it and a chat model is configured."""
-    return settings.CONSOLIDATE and providers.chat_model() is not None
+    return settings.CONSOLIDATE and configured.chat_model() is not None
 
 
 @dataclass
@@ -75,7 +76,7 @@ def consolidation_run(
     digest never retires a summary before its durable facts were extracted. A chat model that cannot be
     reached ends the run (Unavailable); what was judged before stays, the rest waits for the next run.
     """
-    chat = providers.required_chat_model(then="run consolidation again")
+    chat = configured.required_chat_model(then="run consolidation again")
     if wait_for_extraction:
         pending = extraction_counts().pending
         if pending:
@@ -92,7 +93,7 @@ def _run(*, chat: ChatModel, limit: int, progress: Callable[[str], None] | None)
     report = RunReport()
     now = clock.now()
     report.stale = proposals_mark_stale(now=now)
-    embedders = providers.embedders()
+    embedders = configured.embedders()
     model = embedders[0].name if embedders else None
     deadline = time.monotonic() + SCAN_BUDGET_SECONDS
     held: set[UUID] = set()

@@ -39,7 +39,7 @@ def post_worker_init(worker: Any) -> None:
     """Load the local embedding models in the background as soon as the worker has the app, so that the
     first searches after a (re)start do not each wait for the load (seconds under load; issue 14). In a
     thread: the worker answers (health checks, requests that need no model) meanwhile."""
-    from memories.providers import load_local_models  # the app, and so Django, is loaded by now
+    from memories.providers.configured import load_local_models  # the app, and so Django, is loaded by now
 
     def load() -> None:
         try:

@@ -2,7 +2,7 @@
 and schedule a run after a change that may change what recall returns.
 
 Every surface (`manage.py eval`, the dashboard, the worker) calls these functions. Scoring asks the same
-retrieval as the `recall` tool (memories.retrieval.retrieve, over the project's and the user-wide
+retrieval as the `recall` tool (memories.search.retrieval.retrieve, over the project's and the user-wide
 memories), as the owner would.
 """
 
@@ -22,9 +22,10 @@ from kenfold import clock
 from kenfold.db_functions import xact_lock
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.secrets import reject_secrets
-from memories import extensions, providers
+from memories import extensions
 from memories.models import Memory, Status
-from memories.retrieval import retrieve
+from memories.providers import configured
+from memories.search.retrieval import retrieve
 from memories.selectors import MAX_QUERY_CHARS, parse_memory_id
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ def eval_run(
     if not questions:
         where = f" in {scope}" if scope else ""
         raise NotFound(f"there are no golden questions{where}; add one with `manage.py eval add`")
-    models = [embedder.name for embedder in providers.embedders()]
+    models = [embedder.name for embedder in configured.embedders()]
     outcomes = []
     done = 0
     for question_scope, group in groupby(questions, key=lambda question: question.scope):
@@ -188,7 +189,7 @@ def eval_after_change(change: str) -> None:
     the ones of the last run (a switch of embedding model)."""
     if change == extensions.VECTORS_CURRENT:
         before = selectors.configured_models_at_last_run()
-        if before is None or before == [embedder.name for embedder in providers.embedders()]:
+        if before is None or before == [embedder.name for embedder in configured.embedders()]:
             return
         trigger = Trigger.MODEL_SWITCH
     elif change in _TRIGGERS:

@@ -304,7 +304,7 @@ class MemoryEmbedding(models.Model):
 
     Search compares only vectors of the configured model, so switching models needs no migration: the
     backfill embeds everything again under the new name while the old vectors keep serving nobody. Each
-    model gets its own partial HNSW index on `embedding::vector(D)` (memories.embedding_store).
+    model gets its own partial HNSW index on `embedding::vector(D)` (memories.search.embedding_store).
     """
 
     pk = models.CompositePrimaryKey("memory", "model")

@@ -4,11 +4,12 @@ import logging
 
 from kenfold import clock
 from kenfold.db_functions import one_at_a_time
-from memories import extensions, providers
-from memories.embedding_store import backfill
-from memories.embeddings import Embedder
-from memories.extraction import extraction_run
-from memories.scope_indexes import build_scope_indexes
+from memories import extensions
+from memories.capture.extraction import extraction_run
+from memories.providers import configured
+from memories.providers.embeddings import Embedder
+from memories.search.embedding_store import backfill
+from memories.search.scope_indexes import build_scope_indexes
 from memories.usage import usage_prune
 
 log = logging.getLogger(__name__)
@@ -18,12 +19,12 @@ BACKFILL_TASK = "memories.tasks.embeddings_backfill"
 
 def embeddings_backfill() -> str:
     """Embed every live memory that lacks a current vector of the configured model, then build the
-    per-scope vector indexes that are missing (memories.scope_indexes).
+    per-scope vector indexes that are missing (memories.search.scope_indexes).
 
     Scheduled every five minutes and at worker start; a memory whose embedding failed at write time
     (provider down, timeout) or that predates a model switch is picked up here.
     """
-    embedders = providers.embedders()
+    embedders = configured.embedders()
     if not embedders:
         extensions.retrieval_changed(extensions.VECTORS_CURRENT)
         return "embeddings are off"
@@ -71,7 +72,7 @@ EXTRACTION_BUDGET_SECONDS = 300
 
 def extraction_drain() -> str:
     """Extract from every settled session summary that is due (scheduled every minute)."""
-    if providers.chat_model() is None:
+    if configured.chat_model() is None:
         return "no chat model (KENFOLD_CHAT_URL) is configured"
     report = extraction_run(limit=10_000, budget_seconds=EXTRACTION_BUDGET_SECONDS)
     return f"processed {report.processed}, stored {report.stored}, failed {report.failed}"

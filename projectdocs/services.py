@@ -38,7 +38,7 @@ from memories.insert import memory_insert
 from memories.models import Memory, MemoryAction, MemoryEdge, MemoryType, Status, Trust
 from memories.presenters import DOC_KIND, DOC_RELATION_PREFIX
 from memories.quotas import quota_charge
-from memories.services import embed_committed_batch
+from memories.services.writes import embed_committed_batch
 from projectdocs.schemas import DocFile, DocsSyncInput, DocsSyncOutput, RefusedFile
 
 log = logging.getLogger(__name__)

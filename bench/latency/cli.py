@@ -93,7 +93,7 @@ def prepare(
     if hnsw.get("scope_indexes_built"):
         print(
             f"  per-scope HNSW indexes: {hnsw['scope_indexes_built']} built in {hnsw['scope_index_seconds']:.0f} s "
-            "(memories.scope_indexes, as the worker builds them)"
+            "(memories.search.scope_indexes, as the worker builds them)"
         )
     result["load"] = load | {
         "scope_index_s": round(hnsw.get("scope_index_seconds", 0.0), 1),

@@ -40,9 +40,9 @@ def main(task: str) -> None:
 
 def _check_models(expected: list[dict[str, Any]]) -> list[Any]:
     """The configured embedders, after checking that they are the models whose vectors were loaded."""
-    from memories import providers
+    from memories.providers import configured
 
-    embedders = providers.embedders()
+    embedders = configured.embedders()
     configured = [embedder.name for embedder in embedders]
     loaded = [model["name"] for model in expected]
     if configured != loaded:
@@ -54,12 +54,12 @@ def _task_embed(payload: dict[str, Any]) -> dict[str, Any]:
     """Every configured embedder's vectors for the texts in payload["texts"], saved to payload["out"]."""
     import numpy as np
 
-    from memories import providers
+    from memories.providers import configured
 
     texts = json.loads(Path(payload["texts"]).read_text())
     models: list[dict[str, Any]] = []
     arrays: dict[str, Any] = {}
-    for index, embedder in enumerate(providers.embedders()):
+    for index, embedder in enumerate(configured.embedders()):
         t0 = time.monotonic()  # includes loading the model
         vectors = np.asarray(embedder.embed(texts, timeout=3600), dtype=np.float32)
         models.append(
@@ -81,7 +81,7 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     """Build every loaded model's HNSW index, in order, within payload["timeout_s"] for all of them."""
     from django.db import OperationalError
 
-    from memories.embedding_store import ensure_model_index
+    from memories.search.embedding_store import ensure_model_index
 
     _check_models(payload["models"])
     connection.ensure_connection()
@@ -139,7 +139,7 @@ def _task_index(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scope_indexes(connection: Any, deadline: float) -> tuple[float, int]:
-    """Build the per-scope graphs as the checkout's worker would (memories.scope_indexes; a checkout
+    """Build the per-scope graphs as the checkout's worker would (memories.search.scope_indexes; a checkout
     without them builds none): (seconds, indexes built)."""
     import memories
 
@@ -147,7 +147,7 @@ def _scope_indexes(connection: Any, deadline: float) -> tuple[float, int]:
     # module another checkout's copy.
     if not (Path(memories.__path__[0]) / "scope_indexes.py").is_file():
         return 0.0, 0
-    from memories.scope_indexes import build_scope_indexes
+    from memories.search.scope_indexes import build_scope_indexes
 
     with connection.cursor() as cursor:
         cursor.execute("SET statement_timeout = 0")
@@ -185,9 +185,10 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     """
     from kenfold import clock
     from kenfold.caller import Caller
-    from memories import search
+    from memories.search import fulltext
+    from memories.search.vector import vector_search
     from memories.selectors import context_get, memory_recall, read_scopes
-    from memories.services import memory_remember
+    from memories.services.remember import memory_remember
 
     embedders = _check_models(payload["models"])
     queries = payload["queries"]
@@ -210,11 +211,13 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
                 vectors[embedder.name] = embedder.embed([item["query"]], timeout=10, side="query")[0]
                 embed_ms[embedder.name] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
-            lexical = search.lexical_search(query=item["query"], scopes=scopes, types=None, now=now, limit=50)
+            lexical = fulltext.lexical_search(
+                query=item["query"], scopes=scopes, types=None, now=now, limit=50
+            )
             lexical_ms = (time.perf_counter() - t1) * 1000
             for embedder in embedders:
                 t2 = time.perf_counter()
-                search.vector_search(
+                vector_search(
                     vector=vectors[embedder.name],
                     model=embedder.name,
                     scopes=scopes,
@@ -280,7 +283,7 @@ def _task_explain(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
 
     from kenfold.caller import Caller
     from memories.selectors import context_get, memory_recall
-    from memories.services import memory_remember
+    from memories.services.remember import memory_remember
 
     caller = Caller(agent=AGENT)
     calls: list[tuple[str, Callable[..., object], dict[str, Any]]] = [

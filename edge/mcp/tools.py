@@ -24,7 +24,7 @@ from edge.backpressure import database_unavailable, database_unavailable_message
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
-from memories import multi_query, selectors, services, usage
+from memories import selectors, usage
 from memories.schemas import (
     ForgetOutput,
     GetContextOutput,
@@ -34,6 +34,18 @@ from memories.schemas import (
     RememberOutput,
     ResumeOutput,
 )
+from memories.search import multi_query
+from memories.services.delivery import context_deliver, recall_deliver
+from memories.services.handoff import (
+    HANDOFF_DEFAULT_TTL,
+    HANDOFF_MAX_TTL,
+    MAX_NEXT_STEPS,
+    MAX_STEP_CHARS,
+    handoff_create,
+    handoff_resume,
+)
+from memories.services.remember import MAX_CONTENT_CHARS, MAX_TTL, memory_remember
+from memories.services.review import MAX_REASON_CHARS, memory_forget
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +233,7 @@ async def get_context(
     return await run_tool(
         ctx,
         "get_context",
-        services.context_deliver,
+        context_deliver,
         task=task,
         project=project,
         budget_tokens=budget_tokens,
@@ -239,10 +251,10 @@ async def remember(
         str,
         Field(
             min_length=1,
-            max_length=services.MAX_CONTENT_CHARS,
+            max_length=MAX_CONTENT_CHARS,
             description="One self-contained statement that makes sense without this conversation, "
             "e.g. 'The API paginates with cursors; offset pagination was removed in v2'. "
-            f"At most {services.MAX_CONTENT_CHARS} characters. Never include secrets (keys, tokens, "
+            f"At most {MAX_CONTENT_CHARS} characters. Never include secrets (keys, tokens, "
             "passwords).",
         ),
     ],
@@ -270,8 +282,8 @@ async def remember(
         int | None,
         Field(
             ge=0,
-            le=_seconds(services.MAX_TTL),
-            description=f"Seconds until the memory expires, at most {_in_words(services.MAX_TTL)}. "
+            le=_seconds(MAX_TTL),
+            description=f"Seconds until the memory expires, at most {_in_words(MAX_TTL)}. "
             "Required for type temporary; omit for durable memories.",
         ),
     ] = None,
@@ -287,7 +299,7 @@ async def remember(
     return await run_tool(
         ctx,
         "remember",
-        services.memory_remember,
+        memory_remember,
         content=content,
         type=type,
         project=project,
@@ -362,7 +374,7 @@ async def recall(
     return await run_tool(
         ctx,
         "recall",
-        services.recall_deliver,
+        recall_deliver,
         session_id=parse_session_id(ctx.request_context.meta),
         used=used,
         query=query,
@@ -384,17 +396,17 @@ async def handoff(
         str,
         Field(
             min_length=1,
-            max_length=services.MAX_CONTENT_CHARS,
+            max_length=MAX_CONTENT_CHARS,
             description="What was done and the current state, "
-            f"at most {services.MAX_CONTENT_CHARS} characters. No secrets.",
+            f"at most {MAX_CONTENT_CHARS} characters. No secrets.",
         ),
     ],
     next_steps: Annotated[
-        list[Annotated[str, Field(max_length=services.MAX_STEP_CHARS)]] | None,
+        list[Annotated[str, Field(max_length=MAX_STEP_CHARS)]] | None,
         Field(
-            max_length=services.MAX_NEXT_STEPS,
-            description=f"Concrete steps for whoever continues: at most {services.MAX_NEXT_STEPS}, "
-            f"each at most {services.MAX_STEP_CHARS} characters.",
+            max_length=MAX_NEXT_STEPS,
+            description=f"Concrete steps for whoever continues: at most {MAX_NEXT_STEPS}, "
+            f"each at most {MAX_STEP_CHARS} characters.",
         ),
     ] = None,
     project: Project = None,
@@ -402,10 +414,10 @@ async def handoff(
         int | None,
         Field(
             ge=0,
-            le=_seconds(services.HANDOFF_MAX_TTL),
+            le=_seconds(HANDOFF_MAX_TTL),
             description="Seconds until the handoff expires: "
-            f"default {_in_words(services.HANDOFF_DEFAULT_TTL)}, "
-            f"at most {_in_words(services.HANDOFF_MAX_TTL)}.",
+            f"default {_in_words(HANDOFF_DEFAULT_TTL)}, "
+            f"at most {_in_words(HANDOFF_MAX_TTL)}.",
         ),
     ] = None,
 ) -> Annotated[CallToolResult, HandoffOutput]:
@@ -418,7 +430,7 @@ async def handoff(
     return await run_tool(
         ctx,
         "handoff",
-        services.handoff_create,
+        handoff_create,
         summary=summary,
         next_steps=next_steps,
         project=project,
@@ -434,7 +446,7 @@ async def resume(ctx: ToolContext, project: Project = None) -> Annotated[CallToo
     others; later calls return the same handoff until it expires or is replaced. Without a handoff
     the result has no `handoff` field.
     """
-    return await run_tool(ctx, "resume", services.handoff_resume, project=project)
+    return await run_tool(ctx, "resume", handoff_resume, project=project)
 
 
 async def forget(
@@ -443,8 +455,7 @@ async def forget(
     reason: Annotated[
         str | None,
         Field(
-            description="Why it is forgotten, for the audit trail "
-            f"(cut to {services.MAX_REASON_CHARS} characters)."
+            description=f"Why it is forgotten, for the audit trail (cut to {MAX_REASON_CHARS} characters)."
         ),
     ] = None,
 ) -> Annotated[CallToolResult, ForgetOutput]:
@@ -453,7 +464,7 @@ async def forget(
     To correct a memory, prefer remember with `supersedes`, which keeps the history linked.
     Forgetting a memory twice changes nothing.
     """
-    return await run_tool(ctx, "forget", services.memory_forget, memory_id=id, reason=reason)
+    return await run_tool(ctx, "forget", memory_forget, memory_id=id, reason=reason)
 
 
 # The tools with their titles, in the order clients list them.

@@ -2,7 +2,7 @@
 
 Both search vectors become the memory's text (weight D, as before) followed by, for a doc chunk
 (attrs.kind = "doc"), its page's title and heading path (A), tags, aliases and answers (B) and
-description (C); the lexical ranking weighs the parts with memories.search.FIELD_WEIGHTS. Other
+description (C); the lexical ranking weighs the parts with memories.search.fulltext.FIELD_WEIGHTS. Other
 memories have no such fields: their vectors, and their ranking, are unchanged. A generated column's expression cannot be altered, so both columns and their indexes are
 dropped and added again (the table is rewritten once: about a second per 10,000 memories).
 """

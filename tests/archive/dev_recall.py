@@ -16,7 +16,7 @@ def rankings(*, now: datetime) -> dict[str, list[str]]:
 
     from kenfold.caller import Caller
     from memories import selectors
-    from memories.retrieval import SearchOptions
+    from memories.search.retrieval import SearchOptions
 
     # The statistics autovacuum would gather (the lexical ranker reads word frequencies from them).
     with connection.cursor() as cursor:

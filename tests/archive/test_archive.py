@@ -20,8 +20,9 @@ from archive.selectors import ExportSelection, archive_lines
 from coderefs.models import CodeRef
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
+from memories.services.remember import memory_remember
 
 pytestmark = pytest.mark.django_db
 
@@ -219,7 +220,7 @@ def test_export_is_one_snapshot_while_agents_write() -> None:
     assert json.loads(header)["format"] == "kenfold-archive/1"
 
     def write_elsewhere() -> None:
-        services.memory_remember(
+        memory_remember(
             caller=Caller(agent="codex"),
             content="written during the export",
             project=SCOPE.removeprefix("project:"),

@@ -29,8 +29,10 @@ from bench.archive import sibling_database
 from coderefs.models import CodeRef
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
-from memories import services
 from memories.models import Memory, MemoryEdge, MemoryType, Status
+from memories.services.handoff import handoff_create
+from memories.services.remember import MAX_CONTENT_CHARS, memory_remember
+from memories.services.review import memory_approve, memory_forget, memory_reject
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.services import docs_sync
 from tests.archive.test_archive import EDGE_COLUMNS, MEMORY_COLUMNS, REF_COLUMNS, snapshot, wipe
@@ -50,8 +52,8 @@ ODD_TEXT = [
     "배포는 `make release`로 한다; 롤백은 `scripts/rollback.sh`를 쓴다.",
     "The handler `internal/auth/middleware.go` calls `RequireAPIKey` first.",
     "Emoji 🚀 and RTL שלום and combining é (e + \u0301) and a tab\tinside.",
-    "가" * services.MAX_CONTENT_CHARS,
-    "x" * (services.MAX_CONTENT_CHARS - 1) + "!",
+    "가" * MAX_CONTENT_CHARS,
+    "x" * (MAX_CONTENT_CHARS - 1) + "!",
     "Quotes \" ' ` and backslashes \\ and {json: [1, 2]} in plain text.",
 ]
 content = st.one_of(
@@ -88,26 +90,26 @@ def apply(operation: tuple[Any, ...]) -> None:
         if kind == "remember":
             caller, text, type, project, session = args
             ttl = 3600 if type == MemoryType.TEMPORARY else None
-            services.memory_remember(
+            memory_remember(
                 caller=caller, content=text, type=type, project=project, ttl_seconds=ttl, session_id=session
             )
         elif kind == "supersede" and ids:
             caller, text, at = args
             old = Memory.objects.get(pk=ids[at % len(ids)])
             project = None if old.scope == "user" else old.scope.split(":", 1)[1]
-            services.memory_remember(caller=caller, content=text, project=project, supersedes=str(old.pk))
+            memory_remember(caller=caller, content=text, project=project, supersedes=str(old.pk))
         elif kind == "review" and ids:
             action, at = args
             memory_id = ids[at % len(ids)]
             if action == "approve":
-                services.memory_approve(memory_id=memory_id, actor="kenfold-dashboard")
+                memory_approve(memory_id=memory_id, actor="kenfold-dashboard")
             elif action == "reject":
-                services.memory_reject(memory_id=memory_id, actor="kenfold-cli")
+                memory_reject(memory_id=memory_id, actor="kenfold-cli")
             else:
-                services.memory_forget(caller=AGENTS[0], memory_id=memory_id, reason="날짜가 틀림")
+                memory_forget(caller=AGENTS[0], memory_id=memory_id, reason="날짜가 틀림")
         elif kind == "handoff":
             summary, steps, project = args
-            services.handoff_create(caller=AGENTS[1], summary=summary, next_steps=steps, project=project)
+            handoff_create(caller=AGENTS[1], summary=summary, next_steps=steps, project=project)
         elif kind == "docs":
             path, chunks, version = args
             other = "README.md" if path != "README.md" else "docs/deploy.md"
@@ -253,4 +255,4 @@ def test_the_fixed_store_covers_every_type_status_edge_ref_and_docs_section(tmp_
     assert {m["status"] for m in memories} == set(Status.values)
     assert {e["relation"] for e in before["edges"]} == {"relates_to:part_of"}
     assert {m["attrs"].get("path") for m in memories} >= {"docs/deploy.md", "README.md"}
-    assert before["refs"] and any(len(m["content"]) == services.MAX_CONTENT_CHARS for m in memories)
+    assert before["refs"] and any(len(m["content"]) == MAX_CONTENT_CHARS for m in memories)

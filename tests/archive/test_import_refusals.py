@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from archive.records import MEMORY_WRITERS_RESERVED
 from consolidation.services import CONSOLIDATOR_AGENT
-from memories.extraction import EXTRACTOR_AGENT
+from memories.capture.extraction import EXTRACTOR_AGENT
 from tests.archive.test_archive import OTHER_SCOPE, exported, import_archive, refused, write_lines
 
 pytestmark = pytest.mark.django_db

@@ -24,9 +24,9 @@ from django.test import override_settings
 
 from bench.archive import sibling_database
 from bench.retrieval_eval import load_kenfold_format
-from memories import providers
-from memories.embedding_store import backfill
 from memories.models import Memory
+from memories.providers import configured
+from memories.search.embedding_store import backfill
 from tests.archive.dev_recall import DEV_SET, REPO, rankings
 from tests.provider_servers import openai_embeddings, provider_server
 
@@ -44,7 +44,7 @@ def test_an_imported_archive_answers_every_dev_recall_like_the_original(
         # Loaded as the evaluation harness loads it: through remember, backdated, then embedded in batches.
         with override_settings(EMBEDDING=replace(settings.EMBEDDING, mode="off")):
             load_kenfold_format(json.loads(DEV_SET.read_text()), now=NOW)
-        for model in providers.embedders():
+        for model in configured.embedders():
             backfill(embedder=model)
         original = rankings(now=NOW)
         assert sum(len(ids) for ids in original.values()) > 0

@@ -11,7 +11,7 @@ import pytest
 
 from evals.models import EvalRun, GoldenQuestion
 from kenfold.caller import Caller
-from memories import services
+from memories.services.remember import memory_remember
 from tests.browser.test_dashboard_forms_browser import signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,12 +25,12 @@ def test_add_run_and_remove_golden_questions(live_server, provider_env, tmp_path
     from playwright.sync_api import expect
 
     provider_env(KENFOLD_EMBED="off", KENFOLD_EMBED_URL=None, KENFOLD_RERANK_URL=None)
-    deploy = services.memory_remember(
+    deploy = memory_remember(
         caller=AGENT,
         content="Deploys go out through the GitHub Actions workflow deploy.yml on every tag.",
         project=REPO,
     ).id
-    database = services.memory_remember(
+    database = memory_remember(
         caller=AGENT, content="The shop stores orders in PostgreSQL 16.", project=REPO
     ).id
 

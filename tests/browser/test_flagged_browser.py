@@ -12,8 +12,8 @@ import pytest
 
 from bench.support.processes import REPO
 from kenfold.caller import Caller
-from memories import services
 from memories.models import Memory, Status
+from memories.services.remember import memory_remember
 from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
@@ -41,7 +41,7 @@ def test_the_owner_sees_why_a_memory_was_held_and_serves_it_flagged(live_server,
 
     provider_env(KENFOLD_EMBED="off")
     password_set(password=PASSWORD)
-    held = services.memory_remember(
+    held = memory_remember(
         caller=Caller(agent="claude-code"),
         content=POISON,
         project="github.com/kenfold/kenfold",

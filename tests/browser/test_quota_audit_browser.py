@@ -14,7 +14,8 @@ import pytest
 from bench.support.processes import REPO
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import keys, services
+from memories import keys
+from memories.services.remember import memory_remember
 from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
@@ -51,14 +52,12 @@ def _walk_through(live_server) -> None:
     claude = Caller(agent="claude-code", credential=f"key:{busy.id}")
     codex = Caller(agent="codex", credential=f"key:{calm.id}")
     project = "git@github.com:kenfold/kenfold.git"
-    first = services.memory_remember(caller=claude, content="Deploys run on Fridays.", project=project)
-    services.memory_remember(
+    first = memory_remember(caller=claude, content="Deploys run on Fridays.", project=project)
+    memory_remember(
         caller=codex, content="Deploys run on Tuesdays now.", project=project, supersedes=first.id
     )
     for number in range(8):
-        services.memory_remember(
-            caller=claude, content=f"Build step {number} caches the wheels.", project=project
-        )
+        memory_remember(caller=claude, content=f"Build step {number} caches the wheels.", project=project)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     base = live_server.url
     watch = Watch(origin_of(base))

@@ -12,7 +12,7 @@ from edge.asgi import application
 from edge.http_guard import HOST_FORBIDDEN
 from kenfold.caller import Caller
 from memories.keys import api_key_create
-from memories.services import memory_remember
+from memories.services.remember import memory_remember
 
 # The guard looks keys up on its own connection, so test data must be committed.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio]

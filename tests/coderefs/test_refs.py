@@ -13,8 +13,10 @@ from coderefs.selectors import refs_targets
 from coderefs.services import refs_check
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, PermissionDenied
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +28,7 @@ C1, C2 = "a" * 40, "b" * 40
 
 
 def remember(content: str, **kwargs: object) -> str:
-    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
+    return memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
 
 
 def check(commit: str, *results: CheckResult) -> dict:
@@ -42,7 +44,7 @@ def test_remember_records_pending_file_and_symbol_refs_only_for_code_types_in_pr
         ("internal/auth/middleware.go", "", "pending", SCOPE),
         ("internal/auth/middleware.go", "RequireAPIKey", "pending", SCOPE),
     ]
-    services.memory_remember(caller=AGENT, content="`RequireAPIKey` in internal/auth/middleware.go is nice.")
+    memory_remember(caller=AGENT, content="`RequireAPIKey` in internal/auth/middleware.go is nice.")
     remember("We discussed internal/auth/middleware.go at length.", type="episodic")
     assert CodeRef.objects.count() == 2, "user-wide and episodic memories get no refs"
 
@@ -165,7 +167,7 @@ def test_targets_skip_retired_memories_and_put_unchecked_first() -> None:
     old = remember("`Old` in a.go.")
     remember("`New` in b.go.")
     check(C1, CheckResult(path="b.go", found=True, hash="blob:b"))
-    services.memory_forget(caller=AGENT, memory_id=old)
+    memory_forget(caller=AGENT, memory_id=old)
     targets = [(t.path, t.symbol) for t in refs_targets(caller=SYNC, project=REPO).targets]
     assert targets == [("b.go", "New"), ("b.go", "")]
 

@@ -11,9 +11,10 @@ import pytest
 from consolidation import prompts
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import providers, services
-from memories.embedding_store import backfill
 from memories.models import Memory
+from memories.providers import configured
+from memories.search.embedding_store import backfill
+from memories.services.remember import memory_remember
 from tests.provider_servers import (
     ProviderServer,
     Received,
@@ -77,16 +78,14 @@ def remember(
     session: str | None = None,
 ) -> Memory:
     """A memory as an agent stores it, then aged by ``age`` (pairs are judged once settled, 1 h)."""
-    out = services.memory_remember(
-        caller=caller, content=content, type=type, project=project, session_id=session
-    )
+    out = memory_remember(caller=caller, content=content, type=type, project=project, session_id=session)
     Memory.objects.filter(pk=out.id).update(created_at=clock.now() - age)
     return Memory.objects.get(pk=out.id)
 
 
 def embed_all() -> None:
     """Vectors for every memory, as the worker's backfill writes them."""
-    for embedder in providers.embedders():
+    for embedder in configured.embedders():
         backfill(embedder=embedder)
 
 

@@ -15,10 +15,10 @@ from consolidation import prompts, selectors, services, tasks
 from consolidation.models import Consolidation
 from kenfold import clock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, Unavailable
-from memories import extraction
-from memories import services as memory_services
+from memories.capture import extraction
 from memories.models import Memory, MemoryEdge
 from memories.selectors import context_get, extraction_counts
+from memories.services.review import memory_forget
 from tests.consolidation.conftest import (
     CLAUDE,
     CODEX,
@@ -175,7 +175,7 @@ def test_only_settled_served_memories_of_one_scope_and_type_are_paired(model: Sc
     remember(RENDER, type="episodic", session="s-1")  # session summaries are digested, not paired
     remember("Deploys go to Render from the main branch now.", age=timedelta(minutes=10))  # not settled
     forgotten = remember(RENDER + " Really.", age=timedelta(days=1))
-    memory_services.memory_forget(caller=CLAUDE, memory_id=str(forgotten.pk))
+    memory_forget(caller=CLAUDE, memory_id=str(forgotten.pk))
     embed_all()
     assert unscanned_pairs("bge-m3") == []
     kept = remember(RENDER, age=timedelta(days=1))
@@ -629,7 +629,7 @@ def test_a_proposal_whose_memories_changed_is_stale_and_changes_nothing(
 ) -> None:
     services.consolidation_run()
     duplicate, conflict = proposal("duplicate"), proposal("conflict")
-    memory_services.memory_forget(caller=CLAUDE, memory_id=str(scenario["detailed"].pk))
+    memory_forget(caller=CLAUDE, memory_id=str(scenario["detailed"].pk))
     with pytest.raises(
         Conflict, match="the memories changed since the proposal was made; nothing was changed"
     ):

@@ -8,7 +8,7 @@ import pytest
 
 from evals.models import EvalRun, GoldenQuestion
 from kenfold.caller import Caller
-from memories import services
+from memories.services.remember import memory_remember
 from tests.dashboard.conftest import Owner
 
 AGENT = Caller(agent="claude-code")
@@ -25,8 +25,7 @@ def facts(provider_env: Callable[..., None]) -> dict[str, str]:
         "database": "The shop stores orders in PostgreSQL 16; Redis only caches sessions.",
     }
     return {
-        name: services.memory_remember(caller=AGENT, content=text, project=REPO).id
-        for name, text in texts.items()
+        name: memory_remember(caller=AGENT, content=text, project=REPO).id for name, text in texts.items()
     }
 
 

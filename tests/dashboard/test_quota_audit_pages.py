@@ -10,7 +10,8 @@ from pytest_django.fixtures import Settings
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import keys, services
+from memories import keys
+from memories.services.remember import memory_remember
 from tests.dashboard.conftest import Owner
 
 AT = datetime(2026, 12, 6, 10, 15, 42, tzinfo=UTC)
@@ -39,8 +40,8 @@ def test_the_overview_lists_credentials_near_a_quota_only(owner: Owner, settings
     with clock.frozen(now):
         assert "Near a write quota" not in owner.page("/dashboard/")
         for number in range(8):
-            services.memory_remember(caller=busy, content=f"Busy fact {number}.")
-        services.memory_remember(caller=calm, content="Calm fact.")
+            memory_remember(caller=busy, content=f"Busy fact {number}.")
+        memory_remember(caller=calm, content="Calm fact.")
         page = text(owner.page("/dashboard/"))
     resets = (now.replace(second=0, microsecond=0) + timedelta(minutes=1)).strftime("%H:%M:%S")
     assert (
@@ -53,8 +54,8 @@ def test_the_overview_lists_credentials_near_a_quota_only(owner: Owner, settings
 def test_a_memorys_page_shows_its_history_and_the_audit_page_lists_it_per_credential(owner: Owner) -> None:
     agent, prefix = key_caller("claude-code")
     with clock.frozen(clock.now() - timedelta(days=3)):
-        old = services.memory_remember(caller=Caller(agent="codex"), content="An old fact.")
-    first = services.memory_remember(caller=agent, content="Deploys run on Fridays.")
+        old = memory_remember(caller=Caller(agent="codex"), content="An old fact.")
+    first = memory_remember(caller=agent, content="Deploys run on Fridays.")
     assert owner.post(f"/dashboard/memories/{first.id}/forget", {"reason": "obsolete"}).status_code == 303
     page = text(owner.page(f"/dashboard/memories/{first.id}"))
     when = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"

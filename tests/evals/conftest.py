@@ -12,7 +12,7 @@ from django_q.scheduler import scheduler
 
 from evals.services import EVAL_SCHEDULE
 from kenfold.caller import Caller
-from memories import services
+from memories.services.remember import memory_remember
 
 AGENT = Caller(agent="claude-code")
 REPO = "github.com/acme/shop"
@@ -35,7 +35,7 @@ def words_only(provider_env: Callable[..., None]) -> None:
 def shop(words_only: None) -> dict[str, str]:
     """The project's memories, by name: their ids."""
     return {
-        name: services.memory_remember(caller=AGENT, content=content, project=REPO).id
+        name: memory_remember(caller=AGENT, content=content, project=REPO).id
         for name, content in FACTS.items()
     }
 

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evals.models import EvalResult, EvalRun, GoldenQuestion
-from memories import services
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 from tests.evals.conftest import AGENT, REPO, SCOPE
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +71,7 @@ def test_run_exits_1_when_recall_falls_by_more_than_the_margin(shop: dict[str, s
     add("how do deploys go out?", shop["deploy"])
     add("which database stores the orders?", shop["database"])
     run("run")
-    services.memory_forget(caller=AGENT, memory_id=shop["database"])
+    memory_forget(caller=AGENT, memory_id=shop["database"])
     out = io.StringIO()
     with pytest.raises(CommandError) as failed:
         call_command("eval", "run", "--json", stdout=out, stderr=io.StringIO())
@@ -92,13 +93,13 @@ def test_run_exits_1_when_recall_falls_by_more_than_the_margin(shop: dict[str, s
 
 def test_a_superseded_expected_memory_is_followed_to_its_replacement(shop: dict[str, str]) -> None:
     add("which database stores the orders?", shop["database"])
-    newer = services.memory_remember(
+    newer = memory_remember(
         caller=AGENT,
         content="The shop stores orders in PostgreSQL 17 since the upgrade; Redis only caches sessions.",
         project=REPO,
         supersedes=shop["database"],
     )
-    newest = services.memory_remember(
+    newest = memory_remember(
         caller=AGENT,
         content="The shop stores orders in PostgreSQL 18 since the second upgrade; Redis caches sessions.",
         project=REPO,
@@ -110,16 +111,14 @@ def test_a_superseded_expected_memory_is_followed_to_its_replacement(shop: dict[
 
 
 def test_refusals_say_what_to_do(shop: dict[str, str]) -> None:
-    other = services.memory_remember(
-        caller=AGENT, content="The blog runs on Hugo.", project="github.com/acme/blog"
-    )
+    other = memory_remember(caller=AGENT, content="The blog runs on Hugo.", project="github.com/acme/blog")
     with pytest.raises(CommandError, match="belongs to another project, so recall for this project never"):
         add("what runs the blog?", other.id)
     with pytest.raises(CommandError, match="an expected memory is not a memory id"):
         add("what runs the blog?", "not-an-id")
     with pytest.raises(CommandError, match="k must be between 1 and 50"):
         add("how do deploys go out?", shop["deploy"], k=51)
-    services.memory_forget(caller=AGENT, memory_id=shop["style"])
+    memory_forget(caller=AGENT, memory_id=shop["style"])
     with pytest.raises(CommandError, match="is deleted, so recall never returns it"):
         add("how is code formatted?", shop["style"])
     with pytest.raises(

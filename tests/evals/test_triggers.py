@@ -13,8 +13,9 @@ from consolidation.models import Consolidation
 from consolidation.services import proposal_apply, proposal_record
 from evals.models import EvalRun
 from evals.services import EVAL_SCHEDULE, question_add
-from memories import services, tasks
+from memories import tasks
 from memories.models import Memory
+from memories.services.remember import memory_remember
 from tests.evals.conftest import AGENT, REPO, SCOPE, run_due_schedule
 from tests.provider_servers import openai_embeddings, provider_server
 
@@ -37,7 +38,7 @@ def test_after_a_consolidation_is_applied_and_the_retired_memory_is_followed_to_
     shop: dict[str, str], django_capture_on_commit_callbacks
 ) -> None:
     ask(shop, "payments", "are webhook retries charged twice?")
-    longer = services.memory_remember(
+    longer = memory_remember(
         caller=AGENT,
         content="Payments are idempotent on the Stripe event id: webhook retries never charge twice, and "
         "refunds are idempotent on the refund id.",

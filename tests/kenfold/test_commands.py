@@ -11,7 +11,9 @@ from coderefs.services import refs_check
 from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
-from memories import keys, services
+from memories import keys
+from memories.services.remember import memory_remember
+from memories.services.review import CLI_AGENT, memory_forget
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.django_db
         (["key", "revoke", "kf_zzzzzzzz"], lambda: keys.api_key_revoke(ident="kf_zzzzzzzz")),
         (
             ["memory", "forget", "not-an-id"],
-            lambda: services.memory_forget(caller=Caller(agent=services.CLI_AGENT), memory_id="not-an-id"),
+            lambda: memory_forget(caller=Caller(agent=CLI_AGENT), memory_id="not-an-id"),
         ),
     ],
     ids=["key revoke", "memory forget"],
@@ -50,7 +52,7 @@ def _run(*argv: str) -> str:
 
 def test_agent_written_text_cannot_drive_the_terminal() -> None:
     project = "github.com/kenfold/kenfold"
-    memory_id = services.memory_remember(caller=Caller(agent="codex"), content=HOSTILE, project=project).id
+    memory_id = memory_remember(caller=Caller(agent="codex"), content=HOSTILE, project=project).id
     refs_check(
         caller=Caller(agent="refs-sync"),
         check=CheckInput(

@@ -40,8 +40,10 @@ from evals.services import EVAL_TASK, question_add
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
-from memories import extraction, keys, services
+from memories import keys
+from memories.capture import extraction
 from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding, ServedCall
+from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant, Owner
 from tests.mcp.support import stdio_tool_calls
 from tests.provider_servers import Received, Reply, chat_reply, openai_embeddings, provider_server
@@ -222,7 +224,7 @@ def key_quota(fresh: Fresh) -> None:
 
 
 def memory_history(fresh: Fresh) -> None:
-    memory_id = services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT).id
+    memory_id = memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT).id
     events = [
         json.loads(line)
         for line in fresh.manage("memory", "history", memory_id, "--json").stdout.splitlines()
@@ -241,7 +243,7 @@ def memory_guidelines(fresh: Fresh) -> None:
 
 
 def audit(fresh: Fresh) -> None:
-    services.memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT)
+    memory_remember(caller=Caller(agent="codex"), content=FLY, project=PROJECT)
     out = fresh.manage("audit", "--agent", "codex").stdout
     assert "Last 7 days, per credential:" in out and "1 created" in out
 
@@ -282,7 +284,7 @@ def memory_forget(fresh: Fresh) -> None:
 
 def refs_status(fresh: Fresh) -> None:
     # Written through remember, which records the memory's code references; then the symbol goes.
-    memory_id = services.memory_remember(
+    memory_id = memory_remember(
         caller=Caller(agent="claude-code"),
         content="Deploys run `ship_release` in app/ship.py.",
         project=PROJECT,

@@ -22,7 +22,7 @@ import pytest
 from bench.support.processes import REPO, kenfold_env, manage, stop_cluster
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
-MEMORIES = 40  # three backfill batches of at most 16 (memories.embedding_store: the smallest batch)
+MEMORIES = 40  # three backfill batches of at most 16 (memories.search.embedding_store: the smallest batch)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_two_backfills_started_at_once_embed_each_memory_once(home: Path) -> Non
     # Stored without vectors (embeddings off), as after a model switch or a provider outage.
     shell(
         home,
-        "from kenfold.caller import Caller\nfrom memories.services import memory_remember\n"
+        "from kenfold.caller import Caller\nfrom memories.services.remember import memory_remember\n"
         f"for n in range({MEMORIES}):\n"
         "    memory_remember(caller=Caller(agent='probe'), content=f'Backfill probe {n}: the build uses cache {n}')\n"
         "print('ok')",

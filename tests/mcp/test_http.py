@@ -13,7 +13,11 @@ from mcp import MCPError
 
 from edge.backpressure import DATABASE_STOPPED
 from edge.http_guard import HOST_FORBIDDEN
-from memories import multi_query, selectors, services
+from memories import selectors
+from memories.search import multi_query
+from memories.services.handoff import HANDOFF_DEFAULT_TTL, HANDOFF_MAX_TTL, MAX_NEXT_STEPS, MAX_STEP_CHARS
+from memories.services.remember import MAX_CONTENT_CHARS, MAX_TTL
+from memories.services.review import MAX_REASON_CHARS
 
 from .support import (
     AGENT_A,
@@ -399,13 +403,13 @@ async def test_published_limits_are_the_services_limits(server: KenfoldServer) -
     async with mcp_client(server.url, key=server.keys[AGENT_A]) as client:
         tools = {tool.name: tool.input_schema["properties"] for tool in (await client.list_tools()).tools}
     remember, handoff, recall = tools["remember"], tools["handoff"], tools["recall"]
-    assert remember["content"]["maxLength"] == handoff["summary"]["maxLength"] == services.MAX_CONTENT_CHARS
-    assert _nullable(remember["ttl_seconds"])["maximum"] == services.MAX_TTL.total_seconds()
-    assert _nullable(handoff["ttl_seconds"])["maximum"] == services.HANDOFF_MAX_TTL.total_seconds()
+    assert remember["content"]["maxLength"] == handoff["summary"]["maxLength"] == MAX_CONTENT_CHARS
+    assert _nullable(remember["ttl_seconds"])["maximum"] == MAX_TTL.total_seconds()
+    assert _nullable(handoff["ttl_seconds"])["maximum"] == HANDOFF_MAX_TTL.total_seconds()
     steps = _nullable(handoff["next_steps"])
     assert (steps["maxItems"], steps["items"]["maxLength"]) == (
-        services.MAX_NEXT_STEPS,
-        services.MAX_STEP_CHARS,
+        MAX_NEXT_STEPS,
+        MAX_STEP_CHARS,
     )
     assert _nullable(recall["limit"])["maximum"] == selectors.MAX_LIMIT
     queries = _nullable(recall["queries"])
@@ -414,14 +418,14 @@ async def test_published_limits_are_the_services_limits(server: KenfoldServer) -
     def said(tool: str, parameter: str, *numbers: object) -> bool:
         return all(str(number) in tools[tool][parameter]["description"] for number in numbers)
 
-    assert said("remember", "content", services.MAX_CONTENT_CHARS)
-    assert said("handoff", "summary", services.MAX_CONTENT_CHARS)
-    assert said("handoff", "next_steps", services.MAX_NEXT_STEPS, services.MAX_STEP_CHARS)
-    assert said("handoff", "ttl_seconds", services.HANDOFF_DEFAULT_TTL.days, services.HANDOFF_MAX_TTL.days)
+    assert said("remember", "content", MAX_CONTENT_CHARS)
+    assert said("handoff", "summary", MAX_CONTENT_CHARS)
+    assert said("handoff", "next_steps", MAX_NEXT_STEPS, MAX_STEP_CHARS)
+    assert said("handoff", "ttl_seconds", HANDOFF_DEFAULT_TTL.days, HANDOFF_MAX_TTL.days)
     assert said("recall", "query", selectors.MAX_QUERY_CHARS)
     assert said("recall", "limit", selectors.DEFAULT_LIMIT)
     assert said("recall", "queries", multi_query.MIN_QUERIES, multi_query.MAX_QUERIES)
-    assert said("forget", "reason", services.MAX_REASON_CHARS)
+    assert said("forget", "reason", MAX_REASON_CHARS)
     budgets = (selectors.DEFAULT_BUDGET_TOKENS, selectors.MIN_BUDGET_TOKENS, selectors.MAX_BUDGET_TOKENS)
     assert said("get_context", "budget_tokens", *budgets)
 

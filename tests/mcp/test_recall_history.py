@@ -13,9 +13,11 @@ from mcp import Client
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
 from memories.schemas import MemoryView
+from memories.services.remember import memory_remember
+from memories.services.review import memory_approve, memory_forget
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
@@ -41,7 +43,7 @@ def no_embeddings(provider_env: Callable[..., None]) -> None:
 def remember(content: str, *, at: timedelta, supersedes: str | None = None, **extra: Any) -> str:
     """Remember `content` as of `at` ago (the clock seam), as an agent would."""
     with clock.frozen(clock.now() - at):
-        return services.memory_remember(
+        return memory_remember(
             caller=Caller(agent=AGENT), content=content, project=PROJECT, supersedes=supersedes, **extra
         ).id
 
@@ -109,7 +111,7 @@ def test_as_of_serves_the_memories_of_that_time() -> None:
     )
     forgotten = remember("Refund payment reports are emailed to finance every Monday.", at=timedelta(days=8))
     with clock.frozen(clock.now() - timedelta(days=3)):
-        services.memory_forget(caller=Caller(agent=AGENT), memory_id=forgotten)
+        memory_forget(caller=Caller(agent=AGENT), memory_id=forgotten)
     note = remember(
         "Refund payment migration is half done.",
         at=timedelta(days=6),
@@ -187,7 +189,7 @@ def test_get_context_as_of_is_the_past_context_and_never_a_delta() -> None:
 def test_an_approved_proposal_is_served_from_its_approval() -> None:
     proposed = remember("Always answer in English in code reviews.", at=timedelta(days=6), type="preference")
     with clock.frozen(clock.now() - timedelta(days=2)):
-        services.memory_approve(memory_id=proposed)
+        memory_approve(memory_id=proposed)
 
     async def scenario(client: Client) -> tuple[list, list]:
         before = await call(client, "get_context", project=PROJECT, as_of=day(timedelta(days=4)))
@@ -246,7 +248,7 @@ def test_guidelines_come_first_and_an_agent_can_only_propose_a_new_version(tmp_p
         return await call(client, "get_context", project=PROJECT)
 
     first, proposal, served = in_memory(scenario)
-    services.memory_approve(memory_id=proposal["id"])
+    memory_approve(memory_id=proposal["id"])
     approved = in_memory(after_review)
     assert next(iter(first)) == "guidelines" and first["guidelines"]["content"] == GUIDELINES
     assert str(guidelines.id) not in [view["id"] for view in first["project"] + first["relevant"]]

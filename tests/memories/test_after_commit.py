@@ -9,8 +9,10 @@ import pytest
 from django_q.models import OrmQ, Task
 
 from kenfold.caller import Caller
-from memories import services, tasks
+from memories import tasks
 from memories.models import Memory, MemoryEmbedding
+from memories.services.handoff import handoff_create
+from memories.services.remember import memory_remember
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +51,7 @@ def test_a_provider_failing_after_the_commit_still_returns_the_stored_id(
     outage = Outage()
     with provider_server(outage) as server:
         use_http_embedder(provider_env, server.url)
-        result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+        result = memory_remember(caller=AGENT, content=MEMORY, project=REPO)
         assert len(server.received) == 1, "the provider was asked, and failed"
         assert (result.type, result.status, result.deduplicated) == ("project", "active", False)
         assert Memory.objects.get(pk=result.id).content == MEMORY, "the returned id is the stored memory"
@@ -66,8 +68,8 @@ def test_an_unreachable_provider_fails_neither_remember_nor_handoff(
     with provider_server(openai_embeddings) as stopped:
         pass  # its port now refuses connections
     use_http_embedder(provider_env, stopped.url)
-    remembered = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
-    handoff = services.handoff_create(caller=AGENT, summary="Retries are half done", project=REPO)
+    remembered = memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+    handoff = handoff_create(caller=AGENT, summary="Retries are half done", project=REPO)
     assert Memory.objects.filter(pk__in=[remembered.id, handoff.id]).count() == 2
     assert vector_models(remembered.id) == vector_models(handoff.id) == set()
 
@@ -81,8 +83,8 @@ def test_every_local_model_embeds_before_the_answer_and_nothing_is_queued(
     provider_env: Callable[..., None],
 ) -> None:
     provider_env(KENFOLD_EMBED="local", KENFOLD_EMBED_URL=None)
-    result = services.memory_remember(caller=AGENT, content=MEMORY, project=REPO)
+    result = memory_remember(caller=AGENT, content=MEMORY, project=REPO)
     assert vector_models(result.id) == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
-    handoff = services.handoff_create(caller=AGENT, summary="Refunds half done.", project=REPO)
+    handoff = handoff_create(caller=AGENT, summary="Refunds half done.", project=REPO)
     assert vector_models(handoff.id) == {"all-minilm-l6-v2-int8", "use-multilingual-v3"}
     assert Task.objects.count() == 0 and OrmQ.objects.count() == 0, "no job for the worker"

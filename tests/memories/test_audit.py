@@ -15,9 +15,12 @@ from consolidation.models import Consolidation
 from consolidation.services import proposal_apply
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import extraction, services
+from memories.capture import extraction
 from memories.keys import api_key_create
 from memories.models import Memory, MemoryEvent
+from memories.services.handoff import handoff_create, handoff_resume
+from memories.services.remember import memory_remember
+from memories.services.review import memory_approve, memory_forget, memory_reject
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.services import docs_sync
 
@@ -54,11 +57,11 @@ def run(*args: str) -> str:
 
 
 def test_remember_supersede_forget_record_agent_and_credential(key_caller: Caller) -> None:
-    first = services.memory_remember(caller=key_caller, content="Deploys run on Fridays.", project=REPO)
-    second = services.memory_remember(
+    first = memory_remember(caller=key_caller, content="Deploys run on Fridays.", project=REPO)
+    second = memory_remember(
         caller=Caller(agent="codex"), content="Deploys run on Tuesdays.", project=REPO, supersedes=first.id
     )
-    services.memory_forget(caller=key_caller, memory_id=second.id, reason="we stopped deploying weekly")
+    memory_forget(caller=key_caller, memory_id=second.id, reason="we stopped deploying weekly")
     assert trail(first.id) == [
         ("created", "claude-code", key_caller.credential),
         ("superseded", "codex", None),
@@ -72,23 +75,23 @@ def test_remember_supersede_forget_record_agent_and_credential(key_caller: Calle
     forgotten = MemoryEvent.objects.get(action="forgotten")
     assert forgotten.detail == {"reason": "we stopped deploying weekly"}
     # Forgetting again changes nothing and records nothing.
-    services.memory_forget(caller=key_caller, memory_id=second.id)
+    memory_forget(caller=key_caller, memory_id=second.id)
     assert MemoryEvent.objects.filter(action="forgotten").count() == 1
 
 
 def test_handoffs_resume_and_the_owners_review_are_recorded(key_caller: Caller) -> None:
-    one = services.handoff_create(caller=key_caller, summary="Half done.", project=REPO)
-    two = services.handoff_create(caller=key_caller, summary="Three quarters done.", project=REPO)
-    services.handoff_resume(caller=Caller(agent="codex"), project=REPO)
+    one = handoff_create(caller=key_caller, summary="Half done.", project=REPO)
+    two = handoff_create(caller=key_caller, summary="Three quarters done.", project=REPO)
+    handoff_resume(caller=Caller(agent="codex"), project=REPO)
     assert trail(one.id) == [
         ("created", "claude-code", key_caller.credential),
         ("superseded", "claude-code", key_caller.credential),
     ]
     assert trail(two.id) == [("created", "claude-code", key_caller.credential), ("resumed", "codex", None)]
-    kept = services.memory_remember(caller=key_caller, content="Prefer tabs.", type="preference")
-    dropped = services.memory_remember(caller=key_caller, content="Prefer spaces.", type="preference")
-    services.memory_approve(memory_id=kept.id)
-    services.memory_reject(memory_id=dropped.id, reason=f"wrong, and {FAKE_GITHUB_TOKEN}")
+    kept = memory_remember(caller=key_caller, content="Prefer tabs.", type="preference")
+    dropped = memory_remember(caller=key_caller, content="Prefer spaces.", type="preference")
+    memory_approve(memory_id=kept.id)
+    memory_reject(memory_id=dropped.id, reason=f"wrong, and {FAKE_GITHUB_TOKEN}")
     assert trail(kept.id)[-1] == ("approved", "kenfold-cli", None)
     rejected = MemoryEvent.objects.get(memory_id=dropped.id, action="rejected")
     assert FAKE_GITHUB_TOKEN not in json.dumps(rejected.detail), "a reason is stored redacted"
@@ -195,10 +198,10 @@ def _archive(records: list[dict]) -> list[bytes]:
 
 def test_memory_history_and_audit_commands(key_caller: Caller) -> None:
     with clock.frozen(AT):
-        first = services.memory_remember(caller=key_caller, content="Deploys run on Fridays.", project=REPO)
-        services.memory_forget(caller=Caller(agent="kenfold-cli"), memory_id=first.id)
+        first = memory_remember(caller=key_caller, content="Deploys run on Fridays.", project=REPO)
+        memory_forget(caller=Caller(agent="kenfold-cli"), memory_id=first.id)
     with clock.frozen(AT - timedelta(days=10)):
-        old = services.memory_remember(caller=Caller(agent="codex"), content="An old fact.")
+        old = memory_remember(caller=Caller(agent="codex"), content="An old fact.")
     key_prefix = run("key", "list").splitlines()[1].split()[1]
 
     text = run("memory", "history", first.id)

@@ -13,9 +13,10 @@ from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
 from kenfold.caller import Caller
-from memories import services
-from memories.embedding_store import store_vectors
 from memories.models import Memory, MemoryEmbedding
+from memories.search.embedding_store import store_vectors
+from memories.services.handoff import handoff_create
+from memories.services.remember import memory_remember
 from tests.threads import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,7 +26,7 @@ WRITERS = 6
 
 
 def remember_call(content: str, **kwargs: object) -> Callable[[], object]:
-    return lambda: services.memory_remember(caller=Caller(agent="claude-code"), content=content, **kwargs)
+    return lambda: memory_remember(caller=Caller(agent="claude-code"), content=content, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -65,10 +66,7 @@ def test_parallel_session_summaries_leave_one_current_summary() -> None:
 def test_parallel_handoffs_leave_one_active_handoff() -> None:
     agent = Caller(agent="claude-code")
     results = in_parallel(
-        [
-            lambda n=n: services.handoff_create(caller=agent, summary=f"State {n}", project=REPO)
-            for n in range(WRITERS)
-        ]
+        [lambda n=n: handoff_create(caller=agent, summary=f"State {n}", project=REPO) for n in range(WRITERS)]
     )
     assert not [r for r in results if isinstance(r, Exception)]
     assert Memory.objects.filter(status="active").count() == 1
@@ -76,7 +74,7 @@ def test_parallel_handoffs_leave_one_active_handoff() -> None:
 
 
 def test_explicit_supersede_races_retire_the_target_once() -> None:
-    target = services.memory_remember(caller=Caller(agent="a"), content="Version one.", project=REPO)
+    target = memory_remember(caller=Caller(agent="a"), content="Version one.", project=REPO)
     results = in_parallel(
         [remember_call(f"Version {n + 2}.", project=REPO, supersedes=target.id) for n in range(4)]
     )
@@ -92,7 +90,7 @@ def test_parallel_refs_checks_of_one_memory_leave_its_code_state_right() -> None
     serialize, or each would miss the others' uncommitted changes and the last one would write a state
     that no longer holds."""
     symbols = [f"handler_{index}" for index in range(WRITERS)]
-    memory_id = services.memory_remember(
+    memory_id = memory_remember(
         caller=Caller(agent="claude-code"),
         content=f"app/api.py defines {', '.join(f'`{symbol}`' for symbol in symbols)}.",
         project=REPO,
@@ -132,10 +130,7 @@ def test_first_vectors_of_a_new_model_written_at_once_all_land_under_one_index()
     the others find it made, and no write fails."""
     model = f"fake-parallel-{uuid.uuid4().hex[:8]}"
     contents = [f"Fact {n} about the build pipeline." for n in range(WRITERS)]
-    ids = [
-        services.memory_remember(caller=Caller(agent="claude-code"), content=c, project=REPO).id
-        for c in contents
-    ]
+    ids = [memory_remember(caller=Caller(agent="claude-code"), content=c, project=REPO).id for c in contents]
 
     def write(memory_id: str, content: str, n: int) -> Callable[[], object]:
         return lambda: store_vectors(model=model, items=[(memory_id, content, [1.0, 0.1 * n, 0.0])])

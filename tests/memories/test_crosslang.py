@@ -1,10 +1,10 @@
-"""The bridge ranking across scripts (memories/crosslang.py) on its own: its order, and what it reads."""
+"""The bridge ranking across scripts (memories/search/crosslang.py) on its own: its order, and what it reads."""
 
 import random
 import uuid
 
-from memories import crosslang
-from memories.lexical import korean_stem
+from memories.search import crosslang
+from memories.search.lexical import korean_stem
 
 RULE = "운영 배포는 화요일과 목요일 오후 2시에만 수동 승인으로 진행한다."
 SUMMARY = "세션 요약: production 잡을 수동 승인 방식으로 바꾸고 운영 배포 창을 정했다."

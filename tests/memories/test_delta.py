@@ -9,9 +9,13 @@ from coderefs.models import CodeRef
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
-from memories import delta, selectors, services
+from memories import delta, selectors
 from memories.models import ContextSnapshot, Memory
 from memories.schemas import GetContextOutput, MemoryRef, MemoryView
+from memories.services import delivery
+from memories.services.delivery import context_deliver
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 
 pytestmark = pytest.mark.django_db
 
@@ -24,13 +28,13 @@ OTHER_REPO = "https://github.com/kenfold/elsewhere.git"
 def remember(content: str, **kwargs: object) -> str:
     kwargs.setdefault("caller", CLAUDE)
     kwargs.setdefault("project", REPO)
-    return services.memory_remember(content=content, **kwargs).id
+    return memory_remember(content=content, **kwargs).id
 
 
 def context(**kwargs: object) -> GetContextOutput:
     kwargs.setdefault("caller", CODEX)
     kwargs.setdefault("project", REPO)
-    return services.context_deliver(**kwargs)
+    return context_deliver(**kwargs)
 
 
 def full_ids(output: GetContextOutput) -> set[str]:
@@ -75,7 +79,7 @@ def test_new_changed_and_retired_memories_since_the_state() -> None:
     ids = store_project()
     first = context(task="export invoices as PDF")
     forgotten, superseded, stale = ids["rule0"], ids["rule1"], ids["rule2"]
-    services.memory_forget(caller=CLAUDE, memory_id=forgotten, reason="wrong")
+    memory_forget(caller=CLAUDE, memory_id=forgotten, reason="wrong")
     replacement = remember("Rule 1 now: invoices may be corrected by a credit note.", supersedes=superseded)
     added = remember("Rule 9: invoice numbers never repeat.")
     # The code it names went away (coderefs records this on the row): the view now says `stale`.
@@ -116,7 +120,7 @@ def test_a_code_check_changes_the_hash_only_when_the_code_state_changes() -> Non
 
 
 def test_a_snapshot_keeps_the_newest_memories_the_agent_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(services, "MAX_HELD_MEMORIES", 3)
+    monkeypatch.setattr(delivery, "MAX_HELD_MEMORIES", 3)
     rules = [remember(f"Rule {n}: services own their transactions, case {n}.") for n in range(5)]
     first = context()
     assert full_ids(first) == set(rules)
@@ -222,7 +226,7 @@ def test_load_returns_whole_memories_in_order_and_names_the_missing() -> None:
     rule = remember("Ledger entries are append-only.")
     elsewhere = remember("Another project's rule.", project=OTHER_REPO)
     forgotten = remember("A rule that was wrong.")
-    services.memory_forget(caller=CLAUDE, memory_id=forgotten)
+    memory_forget(caller=CLAUDE, memory_id=forgotten)
     unknown = "0190b6a2-0000-7000-8000-000000000000"
 
     result = load(ids=[rule, summary, elsewhere, forgotten, unknown, rule])
@@ -234,7 +238,7 @@ def test_load_returns_whole_memories_in_order_and_names_the_missing() -> None:
     assert result.missing == [elsewhere, forgotten, unknown]
 
     # get_context cut the summary to 800 characters: its hash there differs, so the load sends it whole.
-    served = services.context_deliver(caller=CODEX, project=REPO)
+    served = context_deliver(caller=CODEX, project=REPO)
     [cut] = served.recent
     assert cut.content_hash != whole.content_hash
 
@@ -253,7 +257,7 @@ def test_load_with_known_hashes_returns_unchanged_ones_as_references() -> None:
     assert isinstance(fresh, MemoryView) and fresh.changed is True and fresh.content_hash != hashes[other]
     assert again.missing is None
     # A hash from get_context (same full view) is the same hash.
-    context_hash = first_hash(services.context_deliver(caller=CODEX, project=REPO), rule)
+    context_hash = first_hash(context_deliver(caller=CODEX, project=REPO), rule)
     assert context_hash == hashes[rule]
 
 

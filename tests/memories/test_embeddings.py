@@ -12,17 +12,17 @@ import threadpoolctl
 
 from kenfold.provider_settings import embedding_from_env
 from kenfold_common.env import ConfigError
-from memories.embeddings import (
+from memories.providers.embeddings import (
     MAX_INPUT_CHARS,
     Embedder,
     EmbeddingError,
     check_pinned_file,
     package_file,
 )
-from memories.embeddings.config import embedders_from_settings
-from memories.embeddings.minilm import LocalMiniLMEmbedder
-from memories.embeddings.openai_compatible import OpenAICompatibleEmbedder
-from memories.embeddings.use import (
+from memories.providers.embeddings.config import embedders_from_settings
+from memories.providers.embeddings.minilm import LocalMiniLMEmbedder
+from memories.providers.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from memories.providers.embeddings.use import (
     USE_VOCABULARY_FILE,
     USE_VOCABULARY_SHA256,
     USE_WEIGHTS_FILE,

@@ -11,8 +11,11 @@ from django.core.management import CommandError, call_command
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import extraction, services, tasks
+from memories import tasks
+from memories.capture import extraction
 from memories.models import Extraction, Memory, MemoryEdge
+from memories.services.remember import memory_remember
+from memories.services.review import memory_approve, memory_reject
 from tests.provider_servers import ProviderServer, Received, Reply, chat_reply, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -77,13 +80,13 @@ def chat(provider_env: Callable[..., None]) -> Iterator[Callable[..., ProviderSe
 def summary(
     content: str = SUMMARY, project: str | None = REPO, session: str = "s-1", approve: bool = True
 ) -> Memory:
-    out = services.memory_remember(
+    out = memory_remember(
         caller=CLAUDE, content=content, type="episodic", project=project, session_id=session
     )
     if out.status == "proposed" and approve:
         # SUMMARY quotes instructions on purpose (the checks below must refuse them): the poisoning
         # screen holds it for the owner, who approves it here so that it is extracted.
-        services.memory_approve(memory_id=out.id)
+        memory_approve(memory_id=out.id)
     return Memory.objects.get(pk=out.id)
 
 
@@ -231,7 +234,7 @@ def test_a_user_wide_session_yields_only_preferences_and_general_facts(chat) -> 
 @pytest.mark.parametrize("status", ["active", "proposed", "deleted", "superseded"])
 def test_content_already_stored_in_any_status_is_not_proposed_again(chat, status: str) -> None:
     chat({"items": [RULE]})
-    existing = services.memory_remember(caller=CLAUDE, content=RULE["content"], type="project", project=REPO)
+    existing = memory_remember(caller=CLAUDE, content=RULE["content"], type="project", project=REPO)
     Memory.objects.filter(pk=existing.id).update(status=status)
     summary()
     assert run().stored == 0
@@ -242,7 +245,7 @@ def test_a_rejected_proposal_is_never_proposed_again(chat) -> None:
     chat({"items": [RULE]})
     summary(session="s-1")
     run()
-    services.memory_reject(memory_id=str(extracted()[0].id), reason="we moved to bun")
+    memory_reject(memory_id=str(extracted()[0].id), reason="we moved to bun")
     summary(content=SUMMARY + "\nAgain: we use pnpm in this repo, never npm.", session="s-2")
     assert run().stored == 0
     assert [m.status for m in extracted()] == ["deleted"]
@@ -260,7 +263,7 @@ def test_a_missing_derived_from_edge_of_this_extraction_is_repaired(chat) -> Non
 
 def test_auto_policy_activates_only_confident_novel_non_preferences(chat, settings) -> None:
     settings.EXTRACT_POLICY = "auto"
-    similar_existing = services.memory_remember(
+    similar_existing = memory_remember(
         caller=CLAUDE,
         content="The retry logic lives in src/net/retry.ts and retries three times.",
         type="codebase",
@@ -303,7 +306,7 @@ def test_a_rule_quoted_from_a_vendor_readme_is_not_served_under_auto(chat, setti
     # The summary itself quotes an instruction: held for the owner, not extracted until approved.
     assert (source.status, source.attrs["flags"]) == ("proposed", ["security_off"])
     assert run().processed == 0
-    services.memory_approve(memory_id=str(source.id))
+    memory_approve(memory_id=str(source.id))
     run()
     assert [m.content for m in extracted()] == [RULE["content"]]
     assert Extraction.objects.get().refused == {"evidence_quoted": 1}
@@ -468,7 +471,7 @@ def test_each_refused_item_is_logged_and_counted_by_kind_never_by_value(chat, ca
         }
     )
     source = summary()
-    caplog.set_level(logging.INFO, logger="memories.extraction")
+    caplog.set_level(logging.INFO, logger="memories.capture.extraction")
     assert run().stored == 0
     row = Extraction.objects.get(source=source)
     assert (row.status, row.error, row.stored) == ("done", "", 0)
@@ -497,7 +500,7 @@ def test_each_refused_item_is_logged_and_counted_by_kind_never_by_value(chat, ca
 def test_an_invalid_answer_is_logged_and_counted_without_its_text(chat, caplog, capsys) -> None:
     chat(chat_reply("I cannot help with that, here is sk-secret-ish prose."))
     source = summary()
-    caplog.set_level(logging.INFO, logger="memories.extraction")
+    caplog.set_level(logging.INFO, logger="memories.capture.extraction")
     assert run().failed == 1
     assert f"extraction of summary {source.id} failed: invalid_answer" in caplog.text
     assert "cannot help" not in caplog.text

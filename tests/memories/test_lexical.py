@@ -5,9 +5,9 @@ from uuid import UUID
 import pytest
 
 from kenfold import clock
-from memories import search
-from memories.lexical import LexicalQuery, build_query, korean_stem
 from memories.models import Memory, MemoryType, Status
+from memories.search import fulltext
+from memories.search.lexical import LexicalQuery, build_query, korean_stem
 
 SCOPE = "project:github.com/acme/shop"
 
@@ -73,7 +73,7 @@ def test_a_search_with_tsquery_syntax_finds_by_words_and_never_fails() -> None:
     )
 
     def found(query: str) -> list[UUID]:
-        return search.lexical_search(query=query, scopes=[SCOPE], types=None, now=now, limit=10)
+        return fulltext.lexical_search(query=query, scopes=[SCOPE], types=None, now=now, limit=10)
 
     # Raw, `*:A` would be a prefix search on weight A and `!!!` a tsquery syntax error: both find nothing.
     assert found("*:A") == []

@@ -7,8 +7,11 @@ import pytest
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
+from memories.services.delivery import context_deliver
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +21,7 @@ CHATGPT = Caller(agent="chatgpt")
 def remember(
     content: str, *, project: str | None, written_ago: timedelta = timedelta(0), **kwargs: object
 ) -> str:
-    memory_id = services.memory_remember(caller=CHATGPT, content=content, project=project, **kwargs).id
+    memory_id = memory_remember(caller=CHATGPT, content=content, project=project, **kwargs).id
     # One test is one transaction, whose now() every row would share: the write time is set by hand.
     Memory.objects.filter(pk=memory_id).update(created_at=clock.now() - written_ago)
     return memory_id
@@ -41,10 +44,10 @@ def test_get_context_without_project_lists_projects_most_recent_first_with_count
     )
     remember("The blog is built with Hugo.", project="github.com/acme/blog", written_ago=timedelta(days=2))
     gone = remember("The wiki moved to Notion.", project="github.com/acme/wiki")
-    services.memory_forget(caller=CHATGPT, memory_id=gone)
+    memory_forget(caller=CHATGPT, memory_id=gone)
     remember("The user writes in British English.", project=None)
 
-    output = services.context_deliver(caller=CHATGPT, task="write in British English")
+    output = context_deliver(caller=CHATGPT, task="write in British English")
     assert [(p.name, p.memories) for p in output.projects or []] == [
         ("github.com/acme/shop", 2),
         ("github.com/acme/blog", 1),
@@ -56,7 +59,7 @@ def test_get_context_without_project_lists_projects_most_recent_first_with_count
 
 def test_the_listing_is_bounded_and_says_nothing_when_no_project_exists() -> None:
     remember("The user prefers short answers.", project=None, type="semantic")
-    empty = services.context_deliver(caller=CHATGPT)
+    empty = context_deliver(caller=CHATGPT)
     assert (empty.projects, empty.hint) == (None, None)
 
     for number in range(selectors.PROJECTS_LISTED + 5):
@@ -65,7 +68,7 @@ def test_the_listing_is_bounded_and_says_nothing_when_no_project_exists() -> Non
             project=f"svc-{number}",
             written_ago=timedelta(minutes=number),
         )
-    listed = services.context_deliver(caller=CHATGPT).projects
+    listed = context_deliver(caller=CHATGPT).projects
     assert len(listed) == selectors.PROJECTS_LISTED
     assert names(listed)[:3] == ["svc-0", "svc-1", "svc-2"], "most recently written first"
 
@@ -89,7 +92,7 @@ def test_an_unknown_project_gets_a_hint_naming_the_closest_known_ones() -> None:
         "github.com/acme/blog",
     }
 
-    context = services.context_deliver(caller=CHATGPT, project="https://github.com/acme/shp.git")
+    context = context_deliver(caller=CHATGPT, project="https://github.com/acme/shp.git")
     assert 'project "github.com/acme/shp"' in context.hint
     assert "Closest known project: github.com/acme/shop (2 memories). If you meant" in context.hint
     assert context.projects is not None
@@ -97,7 +100,7 @@ def test_an_unknown_project_gets_a_hint_naming_the_closest_known_ones() -> None:
     found = selectors.memory_recall(caller=CHATGPT, query="checkout retries", project="github.com/acme/shop")
     assert (found.projects, found.hint) == (None, None), "a known project needs no hint"
     assert found.memories[0].content == "Checkout retries are idempotent."
-    known = services.context_deliver(caller=CHATGPT, project="git@github.com:acme/shop.git")
+    known = context_deliver(caller=CHATGPT, project="git@github.com:acme/shop.git")
     assert (known.projects, known.hint) == (None, None)
     user_wide = selectors.memory_recall(caller=CHATGPT, query="checkout retries")
     assert (user_wide.projects, user_wide.hint) == (None, None), (
@@ -127,7 +130,7 @@ def test_expired_and_proposed_memories_do_not_make_a_project_known() -> None:
         remember("Staging is frozen.", project="github.com/acme/ops", type="temporary", ttl_seconds=60)
     remember("Use tabs.", project="github.com/acme/style", type="preference")  # proposed until approved
     with clock.frozen(start + timedelta(seconds=61)):
-        output = services.context_deliver(caller=CHATGPT, project="github.com/acme/ops")
+        output = context_deliver(caller=CHATGPT, project="github.com/acme/ops")
         assert output.hint.startswith('Kenfold holds no memories for project "github.com/acme/ops" yet')
         assert output.projects is None
 

@@ -11,9 +11,13 @@ from pytest_django.fixtures import Settings
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import QuotaExceeded
-from memories import quotas, services
+from memories import quotas
 from memories.keys import api_key_create
 from memories.models import ApiKey, Memory, MemoryEvent, QuotaCounter
+from memories.schemas import RememberOutput
+from memories.services.handoff import handoff_create
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.services import docs_sync
 
@@ -34,8 +38,8 @@ def key_caller() -> Caller:
     return Caller(agent="claude-code", credential=f"key:{key.id}")
 
 
-def remember(caller: Caller, text: str) -> services.RememberOutput:
-    return services.memory_remember(caller=caller, content=text, project=REPO)
+def remember(caller: Caller, text: str) -> RememberOutput:
+    return memory_remember(caller=caller, content=text, project=REPO)
 
 
 def test_over_the_writes_quota_a_remember_is_refused_with_the_limit_and_the_reset(
@@ -74,7 +78,7 @@ def test_the_memories_per_day_quota_counts_created_memories_and_resets_at_midnig
         remember(key_caller, "The shop uses PostgreSQL 17.")
         # A deduplicated remember stores nothing and is not counted.
         assert remember(key_caller, "the shop uses postgresql 17").deduplicated
-        services.handoff_create(caller=key_caller, summary="Half way through the migration.", project=REPO)
+        handoff_create(caller=key_caller, summary="Half way through the migration.", project=REPO)
         with pytest.raises(QuotaExceeded) as refused:
             remember(key_caller, "The shop's CDN is Fastly.")
     assert "created 2 memories today (UTC); its limit is 2 memories per day" in refused.value.message
@@ -98,12 +102,12 @@ def test_forget_counts_as_a_write_and_an_over_quota_forget_deletes_nothing(
     settings.QUOTA_WRITES_PER_MINUTE = 2
     with clock.frozen(AT):
         first = remember(key_caller, "Old rule one.")
-        services.memory_forget(caller=key_caller, memory_id=first.id)
+        memory_forget(caller=key_caller, memory_id=first.id)
         second = Memory.objects.create(
             type="project", scope="project:github.com/acme/shop", content="Old rule two.", source_agent="x"
         )
         with pytest.raises(QuotaExceeded):
-            services.memory_forget(caller=key_caller, memory_id=str(second.id))
+            memory_forget(caller=key_caller, memory_id=str(second.id))
     assert Memory.objects.get(pk=second.pk).status == "active"
     assert not MemoryEvent.objects.filter(memory_id=second.pk).exists()
 

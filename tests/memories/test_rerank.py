@@ -7,7 +7,7 @@ import pytest
 
 from kenfold.provider_settings import rerank_from_env
 from kenfold_common.env import ConfigError
-from memories.rerank import Reranker, RerankError, reranker_from_settings
+from memories.providers.rerank import Reranker, RerankError, reranker_from_settings
 from tests.provider_servers import Received, Reply, provider_server
 
 DOCUMENTS = [

@@ -14,10 +14,17 @@ from django.test.utils import CaptureQueriesContext
 
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import learned_rank, providers, retrieval, search, selectors, services
-from memories.embedding_store import backfill, store_vectors
+from memories import selectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
-from memories.retrieval import SearchOptions, has_recency_intent
+from memories.providers import configured
+from memories.search import fulltext, learned_rank, retrieval
+from memories.search.embedding_store import backfill, store_vectors
+from memories.search.hits import WHOLE_TEXT
+from memories.search.retrieval import SearchOptions, has_recency_intent
+from memories.search.vector import vector_hits, vector_search
+from memories.services import delivery
+from memories.services.remember import memory_remember
+from memories.services.review import memory_forget
 from tests.provider_servers import ProviderServer, Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +43,7 @@ def embedding_server() -> Iterator[ProviderServer]:
 
 
 def remember(content: str, **kwargs: object) -> str:
-    return services.memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
+    return memory_remember(caller=AGENT, content=content, project=REPO, **kwargs).id
 
 
 def recall(query: str, **options: object) -> list[str]:
@@ -134,7 +141,7 @@ def test_the_admission_gate_count_decides_whether_the_vector_search_runs_beside(
             return [m.id for m in found.memories]
 
         def context_ids(requests_running: Callable[[], int] | None) -> list[str]:
-            context = services.context_deliver(
+            context = delivery.context_deliver(
                 caller=AGENT, task=VECTOR_ONLY_QUERY, project=REPO, requests_running=requests_running
             )
             return [m.id for m in context.relevant]
@@ -166,7 +173,7 @@ def test_local_models_find_a_memory_written_in_the_other_language(provider_env: 
     assert recall(korean_question)[0] == english
 
     MemoryEmbedding.objects.filter(model="use-multilingual-v3").delete()
-    reports = [backfill(embedder=embedder) for embedder in providers.embedders()]
+    reports = [backfill(embedder=embedder) for embedder in configured.embedders()]
     assert [r.embedded for r in reports] == [0, 3], "only the missing model's vectors are written"
     assert recall(korean_question)[0] == english
 
@@ -329,7 +336,7 @@ def test_other_model_vectors_are_ignored_until_the_backfill_reembeds(
         # Switch models: no migration, the old vectors just stop counting.
         use_embedder(provider_env, server.url, name="model-b")
         assert recall(VECTOR_ONLY_QUERY) == []
-        report = backfill(embedder=providers.embedders()[0])
+        report = backfill(embedder=configured.embedders()[0])
         assert (report.embedded, report.failed, report.remaining) == (1, 0, 0)
         assert recall(VECTOR_ONLY_QUERY) == [target]
         assert set(MemoryEmbedding.objects.values_list("model", flat=True)) == {"model-a", "model-b"}
@@ -344,7 +351,7 @@ def test_provider_down_keeps_full_text_and_the_backfill_catches_up(provider_env:
         assert recall(VECTOR_ONLY_QUERY) == []
     with embedding_server() as up:
         use_embedder(provider_env, up.url)
-        assert backfill(embedder=providers.embedders()[0]).embedded == 1
+        assert backfill(embedder=configured.embedders()[0]).embedded == 1
         assert recall(VECTOR_ONLY_QUERY) == [target]
 
 
@@ -361,14 +368,14 @@ def test_backfill_skips_inputs_the_provider_refuses_and_never_restores_changed_c
     bad = remember("This poison input is refused by the provider.")
     with provider_server(picky) as server:
         use_embedder(provider_env, server.url)
-        report = backfill(embedder=providers.embedders()[0])
+        report = backfill(embedder=configured.embedders()[0])
         assert (report.embedded, report.failed) == (1, 1)
         assert set(MemoryEmbedding.objects.values_list("memory_id", flat=True)) == {
             Memory.objects.get(pk=good).pk
         }
         # Content changed after a vector was computed (a redaction): the stale vector is replaced, never kept.
         Memory.objects.filter(pk=good).update(content="Refunds are allowed for [REDACTED].")
-        backfill(embedder=providers.embedders()[0])
+        backfill(embedder=configured.embedders()[0])
         embedding = MemoryEmbedding.objects.get(memory_id=good)
         assert embedding.content_md5 == hashlib.md5(b"Refunds are allowed for [REDACTED].").hexdigest()
         assert bad not in {str(m) for m in MemoryEmbedding.objects.values_list("memory_id", flat=True)}
@@ -392,7 +399,7 @@ def test_vector_rows_follow_their_memory_status_scope_and_expiry(provider_env: C
         memory = Memory.objects.get(pk=target)
         assert vector_filters(target) == {(memory.scope, "active", memory.type, None)}
         assert recall(VECTOR_ONLY_QUERY)[0] == target
-        services.memory_forget(caller=AGENT, memory_id=target)
+        memory_forget(caller=AGENT, memory_id=target)
         assert vector_filters(target) == {(memory.scope, "deleted", memory.type, None)}
         assert target not in recall(VECTOR_ONLY_QUERY)
         past = clock.now() - timedelta(hours=1)
@@ -416,7 +423,7 @@ def test_a_vector_written_while_its_memory_is_superseded_copies_the_new_status(
         target = remember(IDEMPOTENT)
         memory = Memory.objects.get(pk=target)
         MemoryEmbedding.objects.filter(memory_id=target).delete()
-        vector = providers.embedders()[0].embed([IDEMPOTENT], timeout=10)[0]
+        vector = configured.embedders()[0].embed([IDEMPOTENT], timeout=10)[0]
         changed = threading.Event()
 
         def supersede() -> None:
@@ -459,7 +466,7 @@ def test_full_text_search_adds_the_words_of_its_best_matches(
     settings.RETRIEVAL = {**settings.RETRIEVAL, "feedback": "auto"}
     with embedding_server() as server:
         use_embedder(provider_env, server.url)
-        backfill(embedder=providers.embedders()[0])
+        backfill(embedder=configured.embedders()[0])
         assert recall("webhook retries", vectors=False) == found, "no vectors for this search: feedback on"
 
         def lexical_searches() -> int:
@@ -623,7 +630,7 @@ def test_vectors_are_stored_as_sent_and_found_nearest_first(provider_env: Callab
     assert numpy.array_equal(
         numpy.array(stored, dtype=numpy.float32), numpy.array(numbers, dtype=numpy.float32)
     )
-    found = search.vector_search(
+    found = vector_search(
         vector=numbers,
         model="fake-binary",
         scopes=[Memory.objects.get(pk=first).scope],
@@ -657,21 +664,17 @@ def test_rankers_send_each_memory_text_and_type_with_what_they_find(
     )
     now = clock.now()
     common = {"scopes": [scope], "types": None, "now": now, "limit": 5}
-    lexical_ids = search.lexical_search(query="release owner checklist", **common)
-    for chars, expected in ((search.WHOLE_TEXT, None), (12, 12), (0, 0)):
-        hits = search.lexical_hits(query="release owner checklist", text_chars=chars, **common)
+    lexical_ids = fulltext.lexical_search(query="release owner checklist", **common)
+    for chars, expected in ((WHOLE_TEXT, None), (12, 12), (0, 0)):
+        hits = fulltext.lexical_hits(query="release owner checklist", text_chars=chars, **common)
         assert [hit.memory_id for hit in hits] == lexical_ids
-        vector_hits = search.vector_hits(
-            vector=numbers, model="fake-hits", max_distance=2.0, text_chars=chars, **common
-        )
-        assert [hit.memory_id for hit in vector_hits] == [
+        nearest = vector_hits(vector=numbers, model="fake-hits", max_distance=2.0, text_chars=chars, **common)
+        assert [hit.memory_id for hit in nearest] == [
             memory_id
-            for memory_id, _ in search.vector_search(
-                vector=numbers, model="fake-hits", max_distance=2.0, **common
-            )
+            for memory_id, _ in vector_search(vector=numbers, model="fake-hits", max_distance=2.0, **common)
         ]
-        for hit in [*hits, *vector_hits]:
+        for hit in [*hits, *nearest]:
             memory = Memory.objects.get(pk=hit.memory_id)
             assert hit.type == memory.type
             assert hit.text == (memory.content if expected is None else memory.content[:expected])
-    assert {str(hit.memory_id) for hit in vector_hits} == {first, second}
+    assert {str(hit.memory_id) for hit in nearest} == {first, second}

@@ -8,8 +8,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kenfold.caller import Caller
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
+from memories.services.remember import memory_remember
+from memories.services.review import memory_approve
 from tests.provider_servers import chat_reply, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -51,13 +53,13 @@ def review(answers: str) -> str:
 
 
 def test_extracted_proposals_are_reviewed_interactively(provider_env: Callable[..., None]) -> None:
-    old_rule = services.memory_remember(
+    old_rule = memory_remember(
         caller=CLAUDE,
         content="The kenfold repo uses npm as its package manager.",
         type="project",
         project=REPO,
     )
-    services.memory_remember(caller=CLAUDE, content=SUMMARY, type="episodic", project=REPO, session_id="s-7")
+    memory_remember(caller=CLAUDE, content=SUMMARY, type="episodic", project=REPO, session_id="s-7")
     with provider_server(lambda r: chat_reply({"items": ITEMS})) as server:
         provider_env(KENFOLD_CHAT_URL=server.url, KENFOLD_EMBED="off")
         out = io.StringIO()
@@ -88,8 +90,8 @@ def test_extracted_proposals_are_reviewed_interactively(provider_env: Callable[.
 
 
 def test_skip_and_quit_leave_proposals_waiting() -> None:
-    first = services.memory_remember(caller=CLAUDE, content="Answer in English, please.", type="preference")
-    services.memory_remember(caller=CLAUDE, content="Use tabs, never spaces.", type="preference")
+    first = memory_remember(caller=CLAUDE, content="Answer in English, please.", type="preference")
+    memory_remember(caller=CLAUDE, content="Use tabs, never spaces.", type="preference")
     shown = review("s\nq\n")
     assert shown.rstrip().endswith("0 approved, 0 rejected, 1 skipped")
     assert Memory.objects.filter(status="proposed").count() == 2
@@ -100,9 +102,9 @@ def test_skip_and_quit_leave_proposals_waiting() -> None:
 
 
 def test_review_shows_what_a_proposal_replaces() -> None:
-    approved = services.memory_remember(caller=CLAUDE, content="Answer in English.", type="preference")
-    services.memory_approve(memory_id=approved.id)
-    services.memory_remember(
+    approved = memory_remember(caller=CLAUDE, content="Answer in English.", type="preference")
+    memory_approve(memory_id=approved.id)
+    memory_remember(
         caller=Caller(agent="codex"),
         content="Answer in any language.",
         type="semantic",
@@ -115,7 +117,7 @@ def test_review_shows_what_a_proposal_replaces() -> None:
 
 def test_a_failed_decision_names_the_argument_not_its_value() -> None:
     token = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
-    proposal = services.memory_remember(caller=CLAUDE, content="Answer briefly.", type="preference")
+    proposal = memory_remember(caller=CLAUDE, content="Answer briefly.", type="preference")
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(CommandError, match="1 of 2 could not be approved"):
         call_command("memory", "approve", proposal.id, token, stdout=out, stderr=err)

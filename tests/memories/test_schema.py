@@ -10,8 +10,8 @@ import uuid
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from memories.embedding_store import store_vectors
 from memories.models import Memory, MemoryEdge, MemoryType
+from memories.search.embedding_store import store_vectors
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Per-scope HNSW indexes (memories.scope_indexes): built outside any request without blocking writers,
+"""Per-scope HNSW indexes (memories.search.scope_indexes): built outside any request without blocking writers,
 searched only when every scope a search reads has a valid one, and finding what the model-wide graph
 finds (on a store this small both searches are exact)."""
 
@@ -12,10 +12,13 @@ from django.db import OperationalError, connection, transaction
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold.db_functions import PgVector, server_bound
-from memories import scope_indexes, search, selectors, services, tasks
-from memories.embedding_store import model_index_name, stored_dimensions
-from memories.retrieval import SearchOptions
-from memories.scope_indexes import build_scope_indexes, index_name
+from memories import selectors, tasks
+from memories.search import scope_indexes
+from memories.search.embedding_store import model_index_name, stored_dimensions
+from memories.search.retrieval import SearchOptions
+from memories.search.scope_indexes import build_scope_indexes, index_name
+from memories.search.vector import _nearest_sql, _vector_conditions, vector_hits
+from memories.services.remember import memory_remember
 from tests.provider_servers import fake_embedding, openai_embeddings, provider_server
 from tests.threads import held_open
 
@@ -51,9 +54,9 @@ def store(provider_env: Callable[..., None]) -> Iterator[None]:
             KENFOLD_EMBED=None,
         )
         for content in PROJECT_FACTS:
-            services.memory_remember(caller=AGENT, content=content, project=REPO, type="semantic")
+            memory_remember(caller=AGENT, content=content, project=REPO, type="semantic")
         for content in USER_FACTS:
-            services.memory_remember(caller=AGENT, content=content, type="semantic")
+            memory_remember(caller=AGENT, content=content, type="semantic")
         try:
             yield
         finally:
@@ -69,7 +72,7 @@ def recall(query: str) -> list[str]:
 
 
 def vector_ids(query: str) -> list[str]:
-    hits = search.vector_hits(
+    hits = vector_hits(
         vector=fake_embedding(query),
         model=MODEL,
         scopes=selectors.read_scopes(REPO),
@@ -96,10 +99,10 @@ def plan_of(query: str) -> str:
     per-scope indexes' predicates. On a few rows the model-wide graph costs the planner the same and
     sorting the scope's rows costs less, so both are taken away for the EXPLAIN (the DROP is rolled back).
     At 100,000 memories every per-scope part used its scope's graph with both there (docs/benchmarks.md)."""
-    conditions, params = search._vector_conditions(types=None, now=clock.now())
+    conditions, params = _vector_conditions(types=None, now=clock.now())
     scopes = selectors.read_scopes(REPO)
     vector = fake_embedding(query)
-    sql = search._nearest_sql(vector=vector, model=MODEL, scopes=scopes, conditions=conditions, limit=30)
+    sql = _nearest_sql(vector=vector, model=MODEL, scopes=scopes, conditions=conditions, limit=30)
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")

@@ -11,8 +11,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from kenfold import clock
-from memories import search
 from memories.models import Memory, MemoryType, Status
+from memories.search import fulltext
+from memories.search.trigram import trigram_similar
 
 SCOPE = "project:github.com/acme/shop"
 OTHER = "project:github.com/acme/blog"
@@ -32,15 +33,17 @@ def add(content: str, *, scope: str = SCOPE, age_days: float = 0) -> Memory:
 
 
 def lexical(query: str, scopes: list[str] | None = None) -> list:
-    return search.lexical_search(query=query, scopes=scopes or [SCOPE], types=None, now=clock.now(), limit=50)
+    return fulltext.lexical_search(
+        query=query, scopes=scopes or [SCOPE], types=None, now=clock.now(), limit=50
+    )
 
 
 @pytest.fixture
 def small_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The production bounds scaled down (500 memories per common word, a 2,000-memory window) so a test
     store of a few dozen memories exercises the same paths."""
-    monkeypatch.setattr(search, "COMMON_DF", 5)
-    monkeypatch.setattr(search, "RECENT_WINDOW", 4)
+    monkeypatch.setattr(fulltext, "COMMON_DF", 5)
+    monkeypatch.setattr(fulltext, "RECENT_WINDOW", 4)
 
 
 @pytest.mark.django_db
@@ -88,8 +91,10 @@ def test_korean_stems_count_as_common_by_their_completions(small_bounds: None) -
     recent = add("정산금이 지연되면 알림을 보낸다.", age_days=0)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory")
-    terms = search._term_stats(["'정산금':*"], [False])
-    assert len(terms) == 1 and terms[0].df >= search.COMMON_DF, "a prefix's statistics count its completions"
+    terms = fulltext._term_stats(["'정산금':*"], [False])
+    assert len(terms) == 1 and terms[0].df >= fulltext.COMMON_DF, (
+        "a prefix's statistics count its completions"
+    )
     assert recent.id in lexical("정산금은 언제")
 
 
@@ -124,7 +129,7 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
     try:
         assert locked.wait(30)
         started = time.monotonic()
-        assert search.trigram_similar(now=clock.now(), time_budget_ms=200, **kwargs) == []
+        assert trigram_similar(now=clock.now(), time_budget_ms=200, **kwargs) == []
         assert time.monotonic() - started < 5
     finally:
         release.set()
@@ -132,11 +137,11 @@ def test_trigram_similar_gives_up_after_its_budget_and_restores_the_timeout() ->
 
     # Within budget it answers, outside and inside a caller's transaction, and leaves the setting as it was.
     other = add("Payments are idempotent on the event id.")
-    assert [hit.memory_id for hit in search.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
+    assert [hit.memory_id for hit in trigram_similar(now=clock.now(), **kwargs)] == [other.id]
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', '0.3', true)")
-        assert [hit.memory_id for hit in search.trigram_similar(now=clock.now(), **kwargs)] == [other.id]
+        assert [hit.memory_id for hit in trigram_similar(now=clock.now(), **kwargs)] == [other.id]
         with connection.cursor() as cursor:
             cursor.execute("SHOW statement_timeout")
             assert cursor.fetchone()[0] == before
@@ -159,7 +164,7 @@ def test_trigram_similar_matches_at_the_threshold_asked_for_whatever_the_session
     assert 0.3 < similarity < 0.9
 
     def found(threshold: float) -> list:
-        hits = search.trigram_similar(
+        hits = trigram_similar(
             memory_id=add("unrelated").id,
             content=content,
             scope=SCOPE,

@@ -10,9 +10,12 @@ import pytest
 from kenfold import clock
 from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, PermissionDenied, SecretDetected
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
-from memories.schemas import MemoryView
+from memories.schemas import MemoryView, RememberOutput
+from memories.services.handoff import handoff_create, handoff_resume
+from memories.services.remember import memory_remember
+from memories.services.review import memory_approve, memory_forget, memory_reject
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 pytestmark = pytest.mark.django_db
@@ -24,9 +27,9 @@ SCOPE = "project:github.com/kenfold/kenfold"
 FAKE_AWS_KEY = "AKIA" + "Q7ZL" * 4
 
 
-def remember(content: str, **kwargs: object) -> services.RememberOutput:
+def remember(content: str, **kwargs: object) -> RememberOutput:
     kwargs.setdefault("caller", CLAUDE)
-    return services.memory_remember(content=content, **kwargs)
+    return memory_remember(content=content, **kwargs)
 
 
 def recall_ids(query: str, **kwargs: object) -> list[str]:
@@ -67,7 +70,7 @@ def test_dedup_respects_type_scope_and_status() -> None:
     assert remember("Builds run on Fridays.", project=REPO).id == first.id, "untyped: any type matches"
     assert remember("Builds run on Fridays.", project=REPO, type="codebase").deduplicated is False
     assert remember("Builds run on Fridays.").deduplicated is False, "user scope is another scope"
-    services.memory_forget(caller=CLAUDE, memory_id=first.id)
+    memory_forget(caller=CLAUDE, memory_id=first.id)
     assert remember("Builds run on Fridays.", project=REPO, type="project").deduplicated is False
 
 
@@ -97,7 +100,7 @@ def test_expired_memories_do_not_deduplicate() -> None:
 )
 def test_bad_input_is_refused_and_changes_nothing(kwargs: dict, message: str) -> None:
     with pytest.raises(InvalidInput, match=message) as caught:
-        services.memory_remember(caller=CLAUDE, **kwargs)
+        memory_remember(caller=CLAUDE, **kwargs)
     assert FAKE_AWS_KEY not in str(caught.value)
     assert Memory.objects.count() == 0
 
@@ -110,10 +113,10 @@ def test_secret_rejection_is_its_own_error_kind() -> None:
 def test_read_only_callers_cannot_write() -> None:
     reader = Caller(agent="search-bot", read_only=True)
     for call in (
-        lambda: services.memory_remember(caller=reader, content="x"),
-        lambda: services.handoff_create(caller=reader, summary="x"),
-        lambda: services.handoff_resume(caller=reader),
-        lambda: services.memory_forget(caller=reader, memory_id="01a22cd3-fb12-7f08-8738-778c8375fde5"),
+        lambda: memory_remember(caller=reader, content="x"),
+        lambda: handoff_create(caller=reader, summary="x"),
+        lambda: handoff_resume(caller=reader),
+        lambda: memory_forget(caller=reader, memory_id="01a22cd3-fb12-7f08-8738-778c8375fde5"),
     ):
         with pytest.raises(PermissionDenied, match="read-only access"):
             call()
@@ -153,23 +156,23 @@ def test_supersede_across_scopes_or_of_unknown_ids_is_refused() -> None:
 
 def test_proposed_replacement_waits_for_approval() -> None:
     old_pref = remember("Answer in English.", type="preference")
-    services.memory_approve(memory_id=old_pref.id)
+    memory_approve(memory_id=old_pref.id)
     new_pref = remember("Answer in Korean.", type="preference", supersedes=old_pref.id)
     assert new_pref.status == "proposed"
     assert Memory.objects.get(pk=old_pref.id).status == "active", "the old one serves until approval"
-    services.memory_approve(memory_id=new_pref.id)
+    memory_approve(memory_id=new_pref.id)
     assert Memory.objects.get(pk=old_pref.id).status == "superseded"
     approved = Memory.objects.get(pk=new_pref.id)
     assert (approved.status, approved.trust) == ("active", "user")
-    services.memory_approve(memory_id=new_pref.id)  # approving twice is a no-op
+    memory_approve(memory_id=new_pref.id)  # approving twice is a no-op
     with pytest.raises(InvalidInput, match="not proposed"):
-        services.memory_approve(memory_id=old_pref.id)
+        memory_approve(memory_id=old_pref.id)
 
 
 @pytest.mark.parametrize("type", [None, "semantic", "project"])
 def test_an_agent_replacing_what_the_owner_approved_is_proposed_and_reviewed(type: str | None) -> None:
     approved = remember("Answer in English.", type="preference")
-    services.memory_approve(memory_id=approved.id)
+    memory_approve(memory_id=approved.id)
     rule = remember("Releases are tagged by the owner.", project=REPO)
     Memory.objects.filter(pk=rule.id).update(trust="user")  # as an approved extracted rule is
 
@@ -187,7 +190,7 @@ def test_an_agent_replacing_what_the_owner_approved_is_proposed_and_reviewed(typ
     replaced = {str(item.replaces.id) for item in items.values() if item.replaces is not None}
     assert replaced == {approved.id, rule.id}, "the review shows what each proposal replaces"
     proposal = next(key for key, item in items.items() if item.replaces and str(item.replaces.id) == rule.id)
-    services.memory_approve(memory_id=proposal)
+    memory_approve(memory_id=proposal)
     assert Memory.objects.get(pk=rule.id).status == "superseded"
 
 
@@ -200,15 +203,15 @@ def test_replacing_an_agents_memory_is_served_at_once() -> None:
 def test_approve_replacing_and_reject() -> None:
     rule = remember("Use black for formatting.", project=REPO)
     proposal = remember("Use ruff format for formatting.", project=REPO, type="preference")
-    services.memory_approve(memory_id=proposal.id, replaces=rule.id)
+    memory_approve(memory_id=proposal.id, replaces=rule.id)
     assert Memory.objects.get(pk=rule.id).status == "superseded"
     assert str(Memory.objects.get(pk=proposal.id).supersedes_id) == rule.id
     refused = remember("Always answer in French.", type="preference")
-    services.memory_reject(memory_id=refused.id, reason="not true")
+    memory_reject(memory_id=refused.id, reason="not true")
     memory = Memory.objects.get(pk=refused.id)
     assert memory.status == "deleted" and memory.attrs["forget_reason"] == "not true"
     with pytest.raises(InvalidInput, match="not proposed"):
-        services.memory_reject(memory_id=refused.id)
+        memory_reject(memory_id=refused.id)
 
 
 def test_session_summary_replaces_the_previous_one_of_the_same_agent_and_session() -> None:
@@ -286,7 +289,7 @@ def test_preferences_are_proposed_and_not_served_until_approved() -> None:
     assert pref.status == "proposed"
     assert selectors.context_get(caller=CODEX).preferences == []
     assert recall_ids("commit messages") == []
-    services.memory_approve(memory_id=pref.id)
+    memory_approve(memory_id=pref.id)
     served = selectors.context_get(caller=CODEX).preferences
     assert [p.id for p in served] == [pref.id] and served[0].trust == "user"
 
@@ -408,11 +411,11 @@ def test_secrets_in_queries_are_redacted_not_refused(provider_env: Callable[...,
 
 def test_context_sections_in_priority_order_each_memory_once() -> None:
     pref = remember("Prefer small pull requests.", type="preference")
-    services.memory_approve(memory_id=pref.id)
+    memory_approve(memory_id=pref.id)
     rule = remember("Database access goes through selectors.", project=REPO)
     summary = remember("Session summary: " + "worked on selectors " * 60, project=REPO, type="episodic")
     related = remember("Selectors live in memories/selectors.py.", type="semantic")
-    handoff = services.handoff_create(
+    handoff = handoff_create(
         caller=CLAUDE, summary="Selectors half done", next_steps=["finish recall"], project=REPO
     )
 
@@ -458,29 +461,29 @@ def test_budget_estimate_counts_utf8_bytes_scope_and_steps() -> None:
 
 
 def test_handoff_lifecycle_one_active_per_project_first_resumer_kept() -> None:
-    first = services.handoff_create(caller=CLAUDE, summary="Step one done", project=REPO)
+    first = handoff_create(caller=CLAUDE, summary="Step one done", project=REPO)
     memory = Memory.objects.get(pk=first.id)
     assert memory.expires_at - memory.created_at == timedelta(days=7)
-    second = services.handoff_create(
+    second = handoff_create(
         caller=CLAUDE, summary="Step two done", next_steps=["  ship it ", "", "tell the team"], project=REPO
     )
     assert Memory.objects.get(pk=first.id).status == "superseded"
     assert str(Memory.objects.get(pk=second.id).supersedes_id) == first.id
 
-    resumed = services.handoff_resume(caller=CODEX, project=REPO).handoff
+    resumed = handoff_resume(caller=CODEX, project=REPO).handoff
     assert resumed is not None and resumed.id == second.id
     assert (resumed.resumed_by, resumed.next_steps) == ("codex", ["ship it", "tell the team"])
-    assert services.handoff_resume(caller=CLAUDE, project=REPO).handoff.resumed_by == "codex"
+    assert handoff_resume(caller=CLAUDE, project=REPO).handoff.resumed_by == "codex"
     assert selectors.context_get(caller=CLAUDE, project=REPO).handoff is None
-    assert services.handoff_resume(caller=CLAUDE).handoff is None, "other scope"
+    assert handoff_resume(caller=CLAUDE).handoff is None, "other scope"
 
 
 def test_expired_handoffs_are_not_resumed() -> None:
     start = clock.now()
     with clock.frozen(start):
-        services.handoff_create(caller=CLAUDE, summary="Short-lived", project=REPO, ttl_seconds=60)
+        handoff_create(caller=CLAUDE, summary="Short-lived", project=REPO, ttl_seconds=60)
     with clock.frozen(start + timedelta(minutes=2)):
-        assert services.handoff_resume(caller=CODEX, project=REPO).handoff is None
+        assert handoff_resume(caller=CODEX, project=REPO).handoff is None
 
 
 @pytest.mark.parametrize(
@@ -498,20 +501,20 @@ def test_expired_handoffs_are_not_resumed() -> None:
 )
 def test_bad_handoffs_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
-        services.handoff_create(caller=CLAUDE, **kwargs)
+        handoff_create(caller=CLAUDE, **kwargs)
     assert Memory.objects.count() == 0
 
 
 def test_forget_soft_deletes_and_keeps_the_first_record() -> None:
     memory = remember("Old fact.", project=REPO)
-    result = services.memory_forget(caller=CODEX, memory_id=memory.id, reason=f"wrong; key {FAKE_AWS_KEY}")
+    result = memory_forget(caller=CODEX, memory_id=memory.id, reason=f"wrong; key {FAKE_AWS_KEY}")
     assert (result.id, result.status) == (memory.id, "deleted")
-    services.memory_forget(caller=CLAUDE, memory_id=memory.id.upper(), reason="again")
+    memory_forget(caller=CLAUDE, memory_id=memory.id.upper(), reason="again")
     row = Memory.objects.get(pk=memory.id)
     assert row.attrs["forgotten_by"] == "codex"
     assert row.attrs["forget_reason"] == "wrong; key [REDACTED:aws-access-key]"
     assert recall_ids("old fact", project=REPO) == []
     with pytest.raises(NotFound):
-        services.memory_forget(caller=CODEX, memory_id="01a22cd3-fb12-7f08-8738-778c8375fde5")
+        memory_forget(caller=CODEX, memory_id="01a22cd3-fb12-7f08-8738-778c8375fde5")
     with pytest.raises(InvalidInput, match="is not a memory id"):
-        services.memory_forget(caller=CODEX, memory_id="{01a22cd3-fb12-7f08-8738-778c8375fde5}")
+        memory_forget(caller=CODEX, memory_id="{01a22cd3-fb12-7f08-8738-778c8375fde5}")

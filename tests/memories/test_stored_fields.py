@@ -11,7 +11,7 @@ from django.db import models
 from kenfold.caller import Caller
 from kenfold_common.errors import SecretDetected
 from memories.keys import api_key_create
-from memories.services import memory_remember
+from memories.services.remember import memory_remember
 from oauth.services import check_grant_agent
 
 APPS = ("memories", "coderefs", "projectdocs", "consolidation", "evals")
@@ -23,22 +23,22 @@ SCANNED = {
     "memories.Memory.content": "memories.services (content, summary), projectdocs.services (sections), "
     "extraction and consolidation (their proposals)",
     "memories.Memory.attrs": "next_steps in handoff_create; docs fields in projectdocs.services._reject_secrets; "
-    "extraction evidence in memories.extraction._rejection; forget and review reasons redacted; the "
+    "extraction evidence in memories.capture.extraction._rejection; forget and review reasons redacted; the "
     "rest is written by Kenfold (ids, kinds, timestamps, model names)",
     "memories.Memory.source_agent": "agent names: memories.keys.api_key_create, oauth check_grant_agent",
-    "memories.Memory.source_session": "memories.services._reject_secret_session_id",
+    "memories.Memory.source_session": "memories.services.writes.reject_secret_session_id",
     "memories.Memory.evidence_uri": "written only by archive import, which scans it",
     "memories.MemoryEdge.source_agent": "agent names: memories.keys.api_key_create, oauth check_grant_agent",
     "memories.MemoryEdge.relation": "fixed words, or relates_to:<relation> scanned by projectdocs.services",
     "memories.ApiKey.agent": "memories.keys.api_key_create",
     "memories.ApiKey.label": "memories.keys.api_key_create",
     "memories.ApiKey.projects": "each normalized and scanned by normalize_project (memories.access.project_limit)",
-    "memories.Extraction.error": "redacted in memories.extraction._fail",
+    "memories.Extraction.error": "redacted in memories.capture.extraction._fail",
     "memories.ContextSnapshot.scope": "a scope from normalize_project",
     "memories.MemoryEvent.agent": "agent names as on memories (api_key_create, check_grant_agent) or Kenfold's "
     "own actors (kenfold-cli, the dashboard's, the extractor)",
     "memories.MemoryEvent.detail": "ids, types and statuses Kenfold wrote; a doc's path, scanned by "
-    "projectdocs.services._reject_secrets; forget and review reasons redacted (memories.services._clean_reason)",
+    "projectdocs.services._reject_secrets; forget and review reasons redacted (memories.services.review._clean_reason)",
     "memories.ServedCall.agent": "the caller's agent name, scanned where the credential was made",
     "memories.ServedCall.session_id": "a session id holding a credential is not kept (memories.usage._kept_session)",
     "evals.GoldenQuestion.query": "evals.services.question_add (reject_secrets)",

@@ -15,8 +15,10 @@ from mcp import Client
 from edge.mcp.server import build_server
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import services, tasks, usage
+from memories import tasks, usage
 from memories.models import Memory, ServedCall
+from memories.services.delivery import context_deliver, recall_deliver
+from memories.services.remember import memory_remember
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +46,7 @@ async def call(client: Client, tool: str, meta: dict | None = None, **arguments:
 
 
 def remember(content: str, *, caller: Caller = CLAUDE) -> str:
-    return services.memory_remember(caller=caller, content=content, type="project", project=PROJECT).id
+    return memory_remember(caller=caller, content=content, type="project", project=PROJECT).id
 
 
 def test_recall_and_get_context_record_what_they_served_in_rank_order() -> None:
@@ -93,8 +95,8 @@ def test_used_on_a_later_call_marks_the_answer_that_served_the_memory() -> None:
 def test_get_context_takes_used_too_and_a_read_only_caller_may_pass_it() -> None:
     refund = remember(REFUND)
     reader = Caller(agent="chatgpt", read_only=True, credential="grant:7")
-    services.context_deliver(caller=reader, task="refunds", project=PROJECT)
-    services.context_deliver(caller=reader, task="refunds", project=PROJECT, used=[refund])
+    context_deliver(caller=reader, task="refunds", project=PROJECT)
+    context_deliver(caller=reader, task="refunds", project=PROJECT, used=[refund])
     first, second = ServedCall.objects.order_by("id")
     assert [str(i) for i in first.used_ids] == [refund] and second.used_ids == []
     assert (first.agent, first.credential) == ("chatgpt", "grant:7")
@@ -163,7 +165,7 @@ def test_zero_days_records_nothing_and_the_prune_empties_the_store(settings) -> 
     refund = remember(REFUND)
     usage.usage_record(caller=CLAUDE, tool="recall", memory_ids=[refund], session_id=None, now=clock.now())
     settings.USAGE_DAYS = 0
-    services.recall_deliver(caller=CLAUDE, query="refund", project=PROJECT)
+    recall_deliver(caller=CLAUDE, query="refund", project=PROJECT)
     assert ServedCall.objects.count() == 1
     tasks.usage_prune_old()
     assert not ServedCall.objects.exists()

@@ -8,8 +8,8 @@ from django.test import Client
 from oauth2_provider.models import get_grant_model
 
 from kenfold.caller import Caller
-from memories import services
 from memories.keys import api_key_create
+from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant, Owner
 from oauth.views import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
@@ -245,7 +245,7 @@ def _approve(flow: Flow, **fields: str) -> tuple[str, object]:
 
 
 def test_the_owner_limits_a_client_to_projects_on_the_consent_page(flow: Flow) -> None:
-    services.memory_remember(
+    memory_remember(
         caller=Caller(agent="codex"),
         content="A rule of the secret project",
         project="github.com/acme/secret-plan",

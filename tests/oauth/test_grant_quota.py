@@ -11,8 +11,8 @@ from oauth2_provider.models import get_application_model
 
 from kenfold.caller import Caller
 from kenfold_common.errors import QuotaExceeded
-from memories import services
 from memories.models import Memory
+from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant
 
 pytestmark = pytest.mark.django_db
@@ -46,9 +46,9 @@ def test_the_owner_limits_one_grant_and_the_grant_is_told_which_limit_and_who_ca
         f"Grant {grant.id} (agent chatgpt): 120 writes per minute (the default), 1 memories per day (its own)."
     )
     caller = Caller(agent="chatgpt", oauth_grant=str(grant.id), credential=f"grant:{grant.id}")
-    services.memory_remember(caller=caller, content="The user likes short answers.")
+    memory_remember(caller=caller, content="The user likes short answers.")
     with pytest.raises(QuotaExceeded) as refused:
-        services.memory_remember(caller=caller, content="The user writes Python.")
+        memory_remember(caller=caller, content="The user writes Python.")
     message = refused.value.message
     assert f"this OAuth grant ({grant.id}) created 1 memories today (UTC)" in message
     assert "its limit is 1 memories per day (the grant's own limit)" in message

@@ -10,9 +10,10 @@ from django.db import connection
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, PermissionDenied
 from memories import selectors
+from memories.doc_links import related_docs
 from memories.models import Memory, MemoryEdge
-from memories.retrieval import SearchOptions
-from memories.services import memory_remember
+from memories.search.retrieval import SearchOptions
+from memories.services.remember import memory_remember
 from projectdocs.schemas import DocsSyncInput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
@@ -154,7 +155,7 @@ def test_links_join_current_sections_and_the_walk_survives_cycles() -> None:
         ("docs/b.md", "feeds_into", "outgoing", 1),
         ("docs/c.md", "part_of", "incoming", 1),
     ]
-    only_two = selectors.related_docs(scope=SCOPE, path="docs/b.md", depth=3, now=top.created_at)
+    only_two = related_docs(scope=SCOPE, path="docs/b.md", depth=3, now=top.created_at)
     assert [(r.path, r.depth) for r in only_two] == [("docs/a.md", 1), ("docs/c.md", 1)]
 
     # b.md changes: the links follow its new section.

@@ -10,7 +10,7 @@ from consolidation import selectors, services
 from consolidation.models import ProposalStatus
 from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
-from memories.services import CLI_AGENT
+from memories.services.review import CLI_AGENT
 
 PREVIEW_CHARS = 160
 

@@ -8,7 +8,7 @@ from evals import selectors, services
 from evals.models import EvalRun, GoldenQuestion, Trigger
 from kenfold.management.base import KenfoldCommand
 from kenfold.management.progress import ProgressBar
-from memories.services import CLI_AGENT
+from memories.services.review import CLI_AGENT
 
 DEFAULT_MARGIN = 0.05
 SHOWN_INSTEAD = 3

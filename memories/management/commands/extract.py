@@ -7,7 +7,7 @@ from django.core.management.base import CommandParser
 
 from kenfold.management.base import KenfoldCommand
 from memories import selectors
-from memories.extraction import DEFAULT_RUN_LIMIT, extraction_run
+from memories.capture.extraction import DEFAULT_RUN_LIMIT, extraction_run
 
 
 class Command(KenfoldCommand):

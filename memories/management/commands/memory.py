@@ -10,8 +10,9 @@ from django.core.management.base import CommandError, CommandParser
 from kenfold.caller import Caller
 from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
-from memories import audit, guidelines, selectors, services
+from memories import audit, guidelines, selectors
 from memories.models import MemoryType, Status
+from memories.services.review import CLI_AGENT, memory_approve, memory_forget, memory_reject
 
 REVIEW_PROMPT = "[a]pprove, [r]eject, replace similar #[1-3], [s]kip, [q]uit: "
 
@@ -60,8 +61,8 @@ class Command(KenfoldCommand):
         elif action == "history":
             self._history(options)
         elif action == "forget":
-            result = services.memory_forget(
-                caller=Caller(agent=services.CLI_AGENT), memory_id=options["id"], reason=options["reason"]
+            result = memory_forget(
+                caller=Caller(agent=CLI_AGENT), memory_id=options["id"], reason=options["reason"]
             )
             self.stdout.write(f"{result.id} {result.status}")
         elif action == "guidelines":
@@ -124,7 +125,7 @@ class Command(KenfoldCommand):
                     f"cannot read the guidelines file ({exc.__class__.__name__}): check --file"
                 ) from None
             memory, changed = guidelines.guidelines_set(
-                project=project, content=content, actor=services.CLI_AGENT, source="owner"
+                project=project, content=content, actor=CLI_AGENT, source="owner"
             )
             self.stdout.write(f"{'set' if changed else 'unchanged'} {memory.id} {memory.scope}")
         elif what == "show":
@@ -133,7 +134,7 @@ class Command(KenfoldCommand):
                 raise CommandError("this project has no guidelines; set them with: memory guidelines set")
             self.stdout.write(f"{memory.id} {memory.scope}\n{memory.content}")
         else:
-            retired = guidelines.guidelines_clear(project=project, actor=services.CLI_AGENT)
+            retired = guidelines.guidelines_clear(project=project, actor=CLI_AGENT)
             self.stdout.write(f"cleared {retired.id}" if retired else "this project had no guidelines")
 
     def _decide(self, action: str, options: dict) -> None:
@@ -141,10 +142,10 @@ class Command(KenfoldCommand):
         for position, memory_id in enumerate(options["ids"], 1):
             try:
                 if action == "approve":
-                    memory = services.memory_approve(memory_id=memory_id, replaces=options["replaces"])
+                    memory = memory_approve(memory_id=memory_id, replaces=options["replaces"])
                     self.stdout.write(f"approved {memory.id}")
                 else:
-                    memory = services.memory_reject(memory_id=memory_id, reason=options["reason"])
+                    memory = memory_reject(memory_id=memory_id, reason=options["reason"])
                     self.stdout.write(f"rejected {memory.id}")
             except KenfoldError as exc:
                 failures += 1
@@ -217,19 +218,19 @@ class Command(KenfoldCommand):
                 if answer in ("s", "skip"):
                     return "skipped"
                 if answer in ("a", "approve"):
-                    services.memory_approve(memory_id=str(item.memory.id))
+                    memory_approve(memory_id=str(item.memory.id))
                     self.stdout.write("approved")
                     return "approved"
                 if answer in ("r", "reject"):
                     self.stdout.write("reason (optional): ", ending="")
                     self.stdout.flush()
                     reason = stdin.readline().strip()
-                    services.memory_reject(memory_id=str(item.memory.id), reason=reason)
+                    memory_reject(memory_id=str(item.memory.id), reason=reason)
                     self.stdout.write("rejected")
                     return "rejected"
                 if answer.isdigit() and 1 <= int(answer) <= len(item.similar):
                     old = item.similar[int(answer) - 1]
-                    services.memory_approve(memory_id=str(item.memory.id), replaces=str(old.id))
+                    memory_approve(memory_id=str(item.memory.id), replaces=str(old.id))
                     self.stdout.write(f"approved, replacing {old.id}")
                     return "approved"
             except KenfoldError as exc:

@@ -6,9 +6,10 @@ import sys
 from django.core.management.base import CommandError, CommandParser
 
 from kenfold.management.base import KenfoldCommand
-from memories import extensions, providers
-from memories.embedding_store import DEFAULT_BATCH, backfill
-from memories.scope_indexes import build_scope_indexes
+from memories import extensions
+from memories.providers import configured
+from memories.search.embedding_store import DEFAULT_BATCH, backfill
+from memories.search.scope_indexes import build_scope_indexes
 
 
 class Command(KenfoldCommand):
@@ -23,7 +24,7 @@ class Command(KenfoldCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
-        embedders = providers.embedders()
+        embedders = configured.embedders()
         if not embedders:
             raise CommandError("embeddings are off (KENFOLD_EMBED=off): there is nothing to reindex")
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from kenfold.provider_settings import DEFAULT_RERANK_MODEL, RerankSettings
-from memories.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
+from memories.providers.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
 
 # The pipeline's budget for one rerank call; the request itself never waits longer than the client
 # timeout, whatever a caller passes.

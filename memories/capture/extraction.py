@@ -23,10 +23,7 @@ from kenfold import clock
 from kenfold.db_functions import xact_lock
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import find_secrets, redact_secrets
-from memories import providers, search
-from memories.chat import ChatError, ChatModel, ChatOutputError, tagged
-from memories.embedding_store import store_vectors
-from memories.embeddings import EmbeddingError
+from memories.capture.novelty import live_similar
 from memories.insert import memory_insert
 from memories.models import (
     Extraction,
@@ -37,7 +34,11 @@ from memories.models import (
     Status,
     Trust,
 )
-from memories.services import same_content
+from memories.providers import configured
+from memories.providers.chat import ChatError, ChatModel, ChatOutputError, tagged
+from memories.providers.embeddings import EmbeddingError
+from memories.search.embedding_store import store_vectors
+from memories.services.remember import same_content
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +317,7 @@ def extraction_run(
     """Extract from up to ``limit`` due session summaries, oldest first; stops early once nothing is due
     or ``budget_seconds`` have passed (checked between summaries). ``settle=False`` takes summaries that
     were just written (the command; the worker waits two minutes)."""
-    chat = providers.required_chat_model(then="run extraction again")
+    chat = configured.required_chat_model(then="run extraction again")
     report = RunReport()
     started = time.monotonic()
     while report.processed < limit:
@@ -420,7 +421,7 @@ def _fail(
 
 def _vector(content: str) -> tuple[str, list[float]] | None:
     """The candidate's vector of the primary embedder, or None (optional: trigram similarity remains)."""
-    embedders = providers.embedders()
+    embedders = configured.embedders()
     if not embedders:
         return None
     try:
@@ -480,7 +481,7 @@ def _store_candidate(
                 src=seen, relation="derived_from", dst=summary, defaults={"source_agent": EXTRACTOR_AGENT}
             )
         return None
-    similar = search.live_similar(
+    similar = live_similar(
         content=candidate.content,
         vector=vector,
         scope=candidate.scope,

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memories.embeddings import (
+from memories.providers.embeddings import (
     MAX_INPUT_CHARS,
     EmbeddingError,
     Side,

@@ -11,9 +11,9 @@ from django.conf import settings
 
 from kenfold_common.identity import USER_SCOPE
 from kenfold_common.secrets import redact_secrets
-from memories import providers
-from memories.chat import ChatError, ChatModel, tagged
 from memories.models import MemoryType
+from memories.providers import configured
+from memories.providers.chat import ChatError, ChatModel, tagged
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +50,13 @@ SCHEMA = {
 
 
 def classify_enabled() -> bool:
-    return settings.CLASSIFY and providers.chat_model() is not None
+    return settings.CLASSIFY and configured.chat_model() is not None
 
 
 def classify_type(*, content: str, scope: str) -> str | None:
     """The model's type for ``content`` stored in ``scope``, or None (no model, failure, timeout, or an
     answer outside the offered types)."""
-    chat = providers.chat_model()
+    chat = configured.chat_model()
     if chat is None or not settings.CLASSIFY:
         return None
     return classify_with(chat=chat, content=content, scope=scope)

@@ -4,8 +4,8 @@ import math
 import time
 from collections.abc import Sequence
 
-from memories.embeddings import EmbeddingError, Side, deadline_left, prepare_input
-from memories.embeddings.endpoint import ProviderEndpoint, ProviderVariables
+from memories.providers.embeddings import EmbeddingError, Side, deadline_left, prepare_input
+from memories.providers.embeddings.endpoint import ProviderEndpoint, ProviderVariables
 
 HTTP_BATCH_SIZE = 32
 HTTP_REQUEST_TIMEOUT = 30.0

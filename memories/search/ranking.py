@@ -32,7 +32,7 @@ FEEDBACK = "feedback"
 RECENT = "recent"
 ENGLISH_VECTORS = "english"
 MULTILINGUAL_VECTORS = "multilingual"
-# Words of the other script, through the candidates that hold both (memories.crosslang): it ranks only
+# Words of the other script, through the candidates that hold both (memories.search.crosslang): it ranks only
 # memories in the other script than the question's, so it is blind to the question's own.
 BRIDGE = "bridge"
 # The rankings that match words, and so cannot match across scripts.

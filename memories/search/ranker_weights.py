@@ -1,4 +1,4 @@
-"""Weights of the learned first-stage order (memories.learned_rank), written by bench/train_ranker.py:
+"""Weights of the learned first-stage order (memories.search.learned_rank), written by bench/train_ranker.py:
 
     bench/train_ranker.py locomo10.json --conversations 5 --locomo-context --extra bench/data/train_ranker.json --extra-weight 4.0 --l2 0.001
 

@@ -30,7 +30,12 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
 from kenfold.db_functions import one_at_a_time, sql_literal
-from memories.embedding_store import HNSW_INDEX_PREFIX, hnsw_index_sql, model_index_name, stored_dimensions
+from memories.search.embedding_store import (
+    HNSW_INDEX_PREFIX,
+    hnsw_index_sql,
+    model_index_name,
+    stored_dimensions,
+)
 
 log = logging.getLogger(__name__)
 

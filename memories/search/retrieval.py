@@ -23,14 +23,20 @@ from django.conf import settings
 from django.db import connection
 
 from kenfold import clock
-from memories import crosslang, extensions, learned_rank, providers, ranking, search
-from memories.embeddings import Embedder
-from memories.lexical import feedback_words
+from memories import extensions
 from memories.models import CodeState, Memory, MemoryType
 from memories.presenters import memory_view
-from memories.ranking import Ranking
-from memories.rerank import RerankError
+from memories.providers import configured
+from memories.providers.embeddings import Embedder
+from memories.providers.rerank import RerankError
 from memories.schemas import MemoryView
+from memories.search import crosslang, fulltext, learned_rank, ranking
+from memories.search.graph import graph_neighbors
+from memories.search.hits import WHOLE_TEXT, Hit, candidate_texts, memories_by_id
+from memories.search.lexical import feedback_words
+from memories.search.ranking import Ranking
+from memories.search.recent import recent_memories
+from memories.search.vector import vector_hits
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +153,10 @@ def _vector_ranking(
     limit: int,
     text_chars: int | None,
     history: bool,
-) -> list[search.Hit]:
+) -> list[Hit]:
     """Nearest memories to the query's vector."""
     config = settings.RETRIEVAL
-    return search.vector_hits(
+    return vector_hits(
         vector=vector,
         model=embedder.name,
         scopes=scopes,
@@ -165,14 +171,48 @@ def _vector_ranking(
 
 def _vector_ranking_in_thread(
     *, embedder: Embedder, query: str, vector: list[float] | None, arguments: dict
-) -> list[search.Hit] | None:
+) -> list[Hit] | None:
     """Embed the query if its vector is not cached, then search on this thread's own connection, which
     goes back to the pool at the end (the next search may run on another thread)."""
     try:
-        vector = vector if vector is not None else providers.query_vector(embedder, query)
+        vector = vector if vector is not None else configured.query_vector(embedder, query)
         return None if vector is None else _vector_ranking(embedder=embedder, vector=vector, **arguments)
     finally:
         connection.close()
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One retrieval's question and its fixed terms, read by every stage."""
+
+    query: str
+    scopes: list[str]
+    types: list[str] | None
+    limit: int
+    options: SearchOptions
+    now: datetime
+    history: bool  # `now` is a past time (as_of): search among the memories served then
+    config: dict  # settings.RETRIEVAL, read once per retrieval
+    # The admission gate's count (see retrieve); None where no gate runs.
+    requests_running: Callable[[], int] | None = None
+
+    @property
+    def depth(self) -> int:
+        """How deep the lexical rankings are read."""
+        return max(MIN_RANKER_DEPTH, 4 * self.limit)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the first stage will run, decided before any query: the vector rankings with their weights, and
+    what the steps after the fusion will read of the candidates (so the rankers send it with what they find)."""
+
+    weighted: list[tuple[Embedder, float]]
+    text_chars: int | None  # the text the rankers send with each hit (0: none; WHOLE_TEXT: all)
+    whole: bool  # a later step reads candidates' whole texts
+    learned: bool  # the learned order runs
+    bridge_possible: bool  # the bridge ranking across scripts may run
+    recency: bool  # the question asks about recent work
 
 
 def retrieve(
@@ -188,15 +228,43 @@ def retrieve(
     """The `limit` best served memories of `scopes` for `query`. With `as_of` (a past time), among the
     memories served then, scored as they would have been then (recency counts from `as_of`).
 
+    The stages, in order: plan the rankers; run them (the first stage); fuse their rankings; correct
+    the fusion across scripts; the learned order; rerank a pool of the best; score with the signals;
+    shape the views.
+
     `requests_running` is the admission gate's count of the requests at work in this process, passed by
     the HTTP server's adapters (None where no gate runs: stdio, commands, the job worker). It decides only
     whether the search may take extra connections to run its parts side by side; the answer is the same."""
     options = options or SearchOptions()
-    now = as_of or options.now or clock.now()
-    history = as_of is not None
-    config = settings.RETRIEVAL
-    depth = max(MIN_RANKER_DEPTH, 4 * limit)
-    embedders = providers.embedders() if options.vectors else []
+    request = _Request(
+        query=query,
+        scopes=scopes,
+        types=types,
+        limit=limit,
+        options=options,
+        now=as_of or options.now or clock.now(),
+        history=as_of is not None,
+        config=settings.RETRIEVAL,
+        requests_running=requests_running,
+    )
+    plan = _plan(request)
+    rankings, carried = _first_stage(request, plan)
+    fused = _fuse(request, plan, rankings)
+    if not fused:
+        return []
+    fused, texts = _cross_language(request, plan, rankings, fused=fused, carried=carried)
+    fused = _learned_order(request, plan, rankings, fused=fused, texts=texts)
+    candidates, rows = _rerank_pool(request, fused=fused, carried=carried)
+    facts: dict[UUID, Memory | Hit] = {**carried, **rows}
+    scores = _scores(request, plan, candidates=candidates, facts=facts)
+    return _shape(request, candidates=candidates, scores=scores, facts=facts, rows=rows)
+
+
+def _plan(request: _Request) -> _Plan:
+    """Takes the request; gives the vector rankings to run, each with its weight in the fusion, and what
+    the rankers must send of each memory they find."""
+    query, config, options = request.query, request.config, request.options
+    embedders = configured.embedders() if options.vectors else []
     # The primary model's ranking has the configured weight, a companion model's its own. Beside a
     # multilingual model, an English-only model's ranking of a question in another script is left out.
     foreign = ranking.has_non_latin(query) and any(e.multilingual for e in embedders)
@@ -221,17 +289,36 @@ def retrieve(
     )
     whole = bridge_possible or learned or options.trace is not None
     wanted = whole or (multilingual_possible and config["cross_language"] > 0)
-    text_chars = 0 if not wanted else search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE
+    return _Plan(
+        weighted=weighted,
+        text_chars=0 if not wanted else WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE,
+        whole=whole,
+        learned=learned,
+        bridge_possible=bridge_possible,
+        recency=options.recency and has_recency_intent(query),
+    )
+
+
+def _first_stage(request: _Request, plan: _Plan) -> tuple[list[Ranking], dict[UUID, Hit]]:
+    """Takes the request and the plan; gives the lexical ranking and each vector ranking that ran (a model
+    that could not embed the query gives none), and the hits they found, by memory id."""
+    query, scopes, types, now, history = (
+        request.query,
+        request.scopes,
+        request.types,
+        request.now,
+        request.history,
+    )
     arguments = {
         "scopes": scopes,
         "types": types,
         "now": now,
-        "limit": max(MIN_VECTOR_DEPTH, 3 * limit),
-        "text_chars": text_chars,
+        "limit": max(MIN_VECTOR_DEPTH, 3 * request.limit),
+        "text_chars": plan.text_chars,
         "history": history,
     }
-    cached = [providers.cached_query_vector(embedder, query) for embedder, _weight in weighted]
-    with _search_slot(requests_running) as alone:
+    cached = [configured.cached_query_vector(embedder, query) for embedder, _weight in plan.weighted]
+    with _search_slot(request.requests_running) as alone:
         # Another connection cannot see the caller's uncommitted writes: inside a transaction, search in it.
         beside = alone and not connection.in_atomic_block
 
@@ -248,24 +335,24 @@ def retrieve(
             return (
                 vector
                 if vector is not None
-                else _EMBED_THREADS.submit(providers.query_vector, embedder, query)
+                else _EMBED_THREADS.submit(configured.query_vector, embedder, query)
             )
 
         pending = [
-            start(embedder, vector) for (embedder, _weight), vector in zip(weighted, cached, strict=True)
+            start(embedder, vector) for (embedder, _weight), vector in zip(plan.weighted, cached, strict=True)
         ]
-        lexical = search.lexical_hits(
+        lexical = fulltext.lexical_hits(
             query=query,
             scopes=scopes,
             types=types,
             now=now,
-            limit=depth,
-            field_weights=options.field_weights,
-            text_chars=text_chars,
+            limit=request.depth,
+            field_weights=request.options.field_weights,
+            text_chars=plan.text_chars,
             history=history,
         )
-        nearest: list[list[search.Hit] | None] = []
-        for (embedder, _weight), waiting in zip(weighted, pending, strict=True):
+        nearest: list[list[Hit] | None] = []
+        for (embedder, _weight), waiting in zip(plan.weighted, pending, strict=True):
             done = waiting.result() if isinstance(waiting, Future) else waiting
             if beside:
                 nearest.append(done)  # the thread's ranking (None: the query could not be embedded)
@@ -275,45 +362,71 @@ def retrieve(
                 )
     carried = {hit.memory_id: hit for hit in lexical}
     rankings = [Ranking(ranking.LEXICAL, [hit.memory_id for hit in lexical], 1.0)]
-    for (embedder, weight), found in zip(weighted, nearest, strict=True):
+    for (embedder, weight), found in zip(plan.weighted, nearest, strict=True):
         if found is not None:
             kind = ranking.MULTILINGUAL_VECTORS if embedder.multilingual else ranking.ENGLISH_VECTORS
             rankings.append(Ranking(kind, [hit.memory_id for hit in found], weight))
             carried.update((hit.memory_id, hit) for hit in found)
+    return rankings, carried
+
+
+def _fuse(request: _Request, plan: _Plan, rankings: list[Ranking]) -> dict[UUID, float]:
+    """Takes the first stage's rankings (and adds to them the recency ranking for a question about recent
+    work, then the feedback ranking when it runs); gives their Reciprocal Rank Fusion, {memory id: score}."""
+    config, options = request.config, request.options
     feedback = config["feedback"] == "always" or (config["feedback"] == "auto" and len(rankings) == 1)
-    recency = options.recency and has_recency_intent(query)
-    if recency:
+    if plan.recency:
         # Questions about recent work rarely share words with the newest sessions that answer them.
-        recent = search.recent_memories(
-            scopes=scopes, types=types, now=now, limit=RECENT_RANKING_DEPTH, history=history
+        recent = recent_memories(
+            scopes=request.scopes,
+            types=request.types,
+            now=request.now,
+            limit=RECENT_RANKING_DEPTH,
+            history=request.history,
         )
         rankings.append(Ranking(ranking.RECENT, recent, RECENT_RANKING_WEIGHT))
     fused = ranking.fuse(rankings, k=config["rrf_k"])
     if not fused:
-        return []
+        return fused
     if feedback and config["feedback_weight"] > 0:
-        expansion = _feedback_query(query, fused)
+        expansion = _feedback_query(request.query, fused)
         if expansion:
-            hits = search.lexical_search(
+            hits = fulltext.lexical_search(
                 query=expansion,
-                scopes=scopes,
-                types=types,
-                now=now,
-                limit=depth,
+                scopes=request.scopes,
+                types=request.types,
+                now=request.now,
+                limit=request.depth,
                 field_weights=options.field_weights,
-                history=history,
+                history=request.history,
             )
             rankings.append(Ranking(ranking.FEEDBACK, hits, config["feedback_weight"]))
             fused = ranking.fuse(rankings, k=config["rrf_k"])
+    return fused
+
+
+def _cross_language(
+    request: _Request,
+    plan: _Plan,
+    rankings: list[Ranking],
+    *,
+    fused: dict[UUID, float],
+    carried: dict[UUID, Hit],
+) -> tuple[dict[UUID, float], dict[UUID, learned_rank.Candidate]]:
+    """Takes the fusion; gives it corrected across scripts (the bridge ranking, added to `rankings`, and
+    the fusion that discounts a ranking blind to a memory's script), with the candidates' texts that
+    these steps and the learned order read (none when neither runs)."""
+    config, query = request.config, request.query
     # Only a multilingual ranking reads across scripts; without one, no ranking could have found a memory
     # the others are blind to, and there is nothing to correct.
     multilingual = any(one.kind == ranking.MULTILINGUAL_VECTORS for one in rankings)
     cross_language = config["cross_language"] if multilingual else 0.0
     if not ranking.non_latin(query):
         cross_language *= ranking.LATIN_QUESTION_SHARE
-    bridge = config["bridge_weight"] if multilingual and bridge_possible else 0.0
-    if cross_language > 0 or bridge > 0 or learned or options.trace is not None:
-        texts = _candidates(list(fused), carried=carried, whole=whole)
+    bridge = config["bridge_weight"] if multilingual and plan.bridge_possible else 0.0
+    texts: dict[UUID, learned_rank.Candidate] = {}
+    if cross_language > 0 or bridge > 0 or plan.learned or request.options.trace is not None:
+        texts = _candidates(list(fused), carried=carried, whole=plan.whole)
         if bridge > 0:
             _add_bridge(rankings, query=query, texts=texts, weight=bridge)
         if cross_language > 0:
@@ -322,36 +435,80 @@ def retrieve(
             )
         elif bridge > 0:
             fused = ranking.fuse(rankings, k=config["rrf_k"])
-    if learned or options.trace is not None:
+    return fused, texts
+
+
+def _learned_order(
+    request: _Request,
+    plan: _Plan,
+    rankings: list[Ranking],
+    *,
+    fused: dict[UUID, float],
+    texts: dict[UUID, learned_rank.Candidate],
+) -> dict[UUID, float]:
+    """Takes the fusion; gives the learned model's probabilities for its best candidates when the learned
+    order is on, else the fusion unchanged (a trace records the model's features either way)."""
+    options, limit = request.options, request.limit
+    if plan.learned or options.trace is not None:
         top = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(learned_rank.DEPTH, limit)]
         vectors = learned_rank.features(
-            query=query,
+            query=request.query,
             rankings=rankings,
             fused=fused,
             candidates={memory_id: texts[memory_id] for memory_id in top if memory_id in texts},
         )
         if options.trace is not None:
             options.trace.append(vectors)
-        if learned:
+        if plan.learned:
             fused = learned_rank.probabilities(vectors)
+    return fused
 
+
+def _rerank_pool(
+    request: _Request, *, fused: dict[UUID, float], carried: dict[UUID, Hit]
+) -> tuple[dict[UUID, _Candidate], dict[UUID, Memory]]:
+    """Takes the fusion; gives the pool of its best candidates, each with its score: with a reranker, the
+    pool grown by graph expansion and the cross-encoder's probabilities; without one, the fused scores.
+    Also gives the memories read on the way (whole rows), by id."""
+    config, options, limit = request.config, request.options, request.limit
     pool_ids = sorted(fused, key=lambda memory_id: -fused[memory_id])[: max(config["pool"], limit)]
     candidates = {memory_id: _Candidate(memory_id, first=fused[memory_id]) for memory_id in pool_ids}
-    reranker = providers.reranker() if options.rerank else None
+    reranker = configured.reranker() if options.rerank else None
     rows: dict[UUID, Memory] = {}
     if reranker is not None:
         if options.graph:
-            _expand_graph(candidates, scopes=scopes, types=types, now=now, history=history)
-        rows = search.memories_by_id(list(candidates))
-        _rerank(reranker, query, candidates, rows, top=config["rerank_top"], timeout=config["rerank_timeout"])
+            _expand_graph(
+                candidates,
+                scopes=request.scopes,
+                types=request.types,
+                now=request.now,
+                history=request.history,
+            )
+        rows = memories_by_id(list(candidates))
+        _rerank(
+            reranker,
+            request.query,
+            candidates,
+            rows,
+            top=config["rerank_top"],
+            timeout=config["rerank_timeout"],
+        )
     else:
         for candidate in candidates.values():
             candidate.score = candidate.first
         # The multipliers read what the rankers sent; whole rows are read for the memories returned.
         missing = [memory_id for memory_id in candidates if memory_id not in carried]
         if missing:
-            rows = search.memories_by_id(missing)
-    facts: dict[UUID, Memory | search.Hit] = {**carried, **rows}
+            rows = memories_by_id(missing)
+    return candidates, rows
+
+
+def _scores(
+    request: _Request, plan: _Plan, *, candidates: dict[UUID, _Candidate], facts: dict[UUID, Memory | Hit]
+) -> dict[UUID, float]:
+    """Takes the pool and what is known of each candidate; gives each one's final score in (0, 1]: its
+    score times the signals' multipliers (stale code references, recency)."""
+    options = request.options
     scores: dict[UUID, float] = {}
     for candidate in candidates.values():
         fact = facts.get(candidate.memory_id)
@@ -361,10 +518,23 @@ def retrieve(
         if options.staleness:
             score *= STALENESS_FACTORS.get(fact.code_state, 1.0)
         if options.recency:
-            score *= _recency_factor(fact, now=now, intent=recency, reranked=candidate.reranked)
+            score *= _recency_factor(fact, now=request.now, intent=plan.recency, reranked=candidate.reranked)
         scores[candidate.memory_id] = round(
             MIN_SCORE if not math.isfinite(score) or score <= 0 else min(score, 1.0), 6
         )
+    return scores
+
+
+def _shape(
+    request: _Request,
+    *,
+    candidates: dict[UUID, _Candidate],
+    scores: dict[UUID, float],
+    facts: dict[UUID, Memory | Hit],
+    rows: dict[UUID, Memory],
+) -> list[MemoryView]:
+    """Takes the scored pool; gives the `limit` best as views, reranked ones first, then by score, then
+    newest first, with what the other apps add to a view (memories.extensions)."""
 
     def order(memory_id: UUID) -> tuple:
         return (
@@ -373,8 +543,8 @@ def retrieve(
             -facts[memory_id].created_at.timestamp(),
         )
 
-    returned = sorted(scores, key=order)[:limit]
-    rows |= search.memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
+    returned = sorted(scores, key=order)[: request.limit]
+    rows |= memories_by_id([memory_id for memory_id in returned if memory_id not in rows])
     views = [
         memory_view(rows[memory_id], score=scores[memory_id]) for memory_id in returned if memory_id in rows
     ]
@@ -382,7 +552,7 @@ def retrieve(
 
 
 def _candidates(
-    ids: list[UUID], *, carried: dict[UUID, search.Hit], whole: bool
+    ids: list[UUID], *, carried: dict[UUID, Hit], whole: bool
 ) -> dict[UUID, learned_rank.Candidate]:
     """What the cross-language step and the learned order read of each candidate: what the rankers sent
     with it, and one query for the others (found by the recency or feedback rankings). Without `whole`,
@@ -395,7 +565,7 @@ def _candidates(
     }
     missing = [memory_id for memory_id in ids if memory_id not in texts]
     if missing:
-        rows = search.candidate_texts(missing, chars=search.WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE)
+        rows = candidate_texts(missing, chars=WHOLE_TEXT if whole else ranking.SCRIPT_SAMPLE)
         texts |= {
             memory_id: learned_rank.Candidate(content=content, type=kind) for memory_id, content, kind in rows
         }
@@ -405,7 +575,7 @@ def _candidates(
 def _add_bridge(
     rankings: list[Ranking], *, query: str, texts: dict[UUID, learned_rank.Candidate], weight: float
 ) -> None:
-    """The bridge ranking across scripts (memories.crosslang), from the texts already fetched."""
+    """The bridge ranking across scripts (memories.search.crosslang), from the texts already fetched."""
     ids = crosslang.bridge_ranking(
         query=query, texts={memory_id: candidate.content for memory_id, candidate in texts.items()}
     )
@@ -430,7 +600,7 @@ def _feedback_query(query: str, fused: dict[UUID, float]) -> str:
     rows = Memory.objects.only("id", "content").in_bulk(top)
     weights = feedback_words(query, [(rows[m].content, fused[m]) for m in top if m in rows])
     candidates = sorted(weights, key=lambda word: -weights[word])[:FEEDBACK_CANDIDATES]
-    idfs = search.word_idfs(candidates)
+    idfs = fulltext.word_idfs(candidates)
     ranked = sorted(idfs, key=lambda word: -weights[word] * idfs[word])
     return " ".join(ranked[:FEEDBACK_TERMS])
 
@@ -447,7 +617,7 @@ def _expand_graph(
     and sibling facts. They enter with half of their seed's score and lift existing candidates a little."""
     seeds = sorted(candidates.values(), key=lambda c: -c.first)[:GRAPH_SEEDS]
     seed_scores = {seed.memory_id: seed.first for seed in seeds}
-    neighbors = search.graph_neighbors(
+    neighbors = graph_neighbors(
         seeds=list(seed_scores),
         scopes=scopes,
         types=types,
@@ -486,7 +656,7 @@ def _rerank(
         candidate.score, candidate.reranked = probability, True
 
 
-def _recency_factor(memory: Memory | search.Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
+def _recency_factor(memory: Memory | Hit, *, now: datetime, intent: bool, reranked: bool) -> float:
     age = max(timedelta(0), now - memory.created_at)
     if intent:
         return 2 ** -(age / RECENCY_HALF_LIFE)

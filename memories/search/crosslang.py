@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from uuid import UUID
 
-from memories import ranking
-from memories.lexical import ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
+from memories.search import ranking
+from memories.search.lexical import ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
 
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]+")

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from kenfold.provider_settings import ChatSettings
-from memories.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
+from memories.providers.embeddings.endpoint import ProviderEndpoint, ProviderError, ProviderVariables
 
 # Extraction reads a whole session on a CPU model: 12-32 s measured on a 4B model, so minutes of margin.
 CHAT_TIMEOUT = 180.0

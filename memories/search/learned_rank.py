@@ -8,7 +8,7 @@ place in each ranking, its fused score, how much of the question it contains, it
 question's, its length, type and age; a logistic regression turns them into the probability that the
 memory answers the question, and the candidates are reordered by it.
 
-The weights (``memories.ranker_weights``) are trained by ``bench/train_ranker.py`` on data that is none
+The weights (``memories.search.ranker_weights``) are trained by ``bench/train_ranker.py`` on data that is none
 of our evaluation sets, and are small enough to read. Scoring 50 candidates is a few hundred
 multiplications, a few substring searches each and one query for their texts. Off by default
 (KENFOLD_SEARCH_LEARNED_RANK=true turns it on): it lifts LoCoMo's held-out conversations but loses on
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from memories import ranker_weights, ranking
-from memories.lexical import korean_stem
-from memories.ranking import Ranking
+from memories.search import ranker_weights, ranking
+from memories.search.lexical import korean_stem
+from memories.search.ranking import Ranking
 
 # What the model reads of each candidate, in the order of ranker_weights' numbers. Not the memory's age:
 # in the training conversations older turns answered more questions, which says nothing about a store.
@@ -44,7 +44,7 @@ FEATURES = (
 )
 if ranker_weights.FEATURES != FEATURES:
     raise ImportError(
-        "memories/ranker_weights.py does not match learned_rank.FEATURES; run bench/train_ranker.py"
+        "memories/search/ranker_weights.py does not match learned_rank.FEATURES; run bench/train_ranker.py"
     )
 
 # Reciprocal ranks in the features use a fixed constant, so the weights stay valid whatever

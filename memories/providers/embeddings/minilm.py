@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memories.embeddings import EmbeddingError, Side, deadline_left, package_file, prepare_input
+from memories.providers.embeddings import EmbeddingError, Side, deadline_left, package_file, prepare_input
 
 if TYPE_CHECKING:
     import onnxruntime

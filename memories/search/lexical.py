@@ -50,7 +50,7 @@ _ENGLISH_STOPWORDS = frozenset(
     """.split()
 )
 MAX_TERMS = 32
-# What memories.crosslang reads of the candidates' words, the same way as the full-text query.
+# What memories.search.crosslang reads of the candidates' words, the same way as the full-text query.
 ENGLISH_STOPWORDS = _ENGLISH_STOPWORDS
 KOREAN_STOPWORDS = _KOREAN_STOPWORDS
 KOREAN_SUFFIXES = _KOREAN_SUFFIX_SET

@@ -1,10 +1,10 @@
 """The embedders that the checked KENFOLD_EMBED* settings describe (settings.EMBEDDING)."""
 
 from kenfold.provider_settings import EmbeddingSettings
-from memories.embeddings import Embedder
-from memories.embeddings.minilm import LocalMiniLMEmbedder
-from memories.embeddings.openai_compatible import OpenAICompatibleEmbedder
-from memories.embeddings.use import LocalUSEEmbedder
+from memories.providers.embeddings import Embedder
+from memories.providers.embeddings.minilm import LocalMiniLMEmbedder
+from memories.providers.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from memories.providers.embeddings.use import LocalUSEEmbedder
 
 
 def embedders_from_settings(*, embedding: EmbeddingSettings) -> list[Embedder]:

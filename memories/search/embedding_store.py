@@ -15,8 +15,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import MD5
 
 from kenfold.db_functions import PgVector, server_bound, sql_literal
-from memories.embeddings import Embedder, EmbeddingError
 from memories.models import LIVE_STATUSES, Memory, MemoryEmbedding
+from memories.providers.embeddings import Embedder, EmbeddingError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ _indexed: set[tuple[str, int]] = set()
 
 
 # Every HNSW index on memory_embedding is named from this prefix (model-wide ones, and the per-scope ones
-# of memories.scope_indexes after them).
+# of memories.search.scope_indexes after them).
 HNSW_INDEX_PREFIX = "memory_embedding_hnsw_"
 
 
@@ -37,7 +37,7 @@ def model_index_name(model: str, dimensions: int) -> str:
 
 def hnsw_index_sql(*, name: str, dimensions: int, predicate: str, concurrently: bool = False) -> str:
     """CREATE INDEX for an HNSW graph of the vectors meeting `predicate` (SQL). Its expression,
-    `embedding::vector(D)`, is the one memories.search orders by: any other and no search could use it."""
+    `embedding::vector(D)`, is the one memories.search.fulltext orders by: any other and no search could use it."""
     return (
         f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {name} ON memory_embedding "
         f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) WHERE {predicate}"

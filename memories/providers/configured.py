@@ -16,12 +16,12 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from kenfold_common.errors import InvalidInput
-from memories.chat import ChatModel, chat_from_settings
-from memories.embeddings import Embedder, EmbeddingError
-from memories.embeddings.config import embedders_from_settings
-from memories.embeddings.minilm import LocalMiniLMEmbedder
-from memories.embeddings.use import LocalUSEEmbedder
-from memories.rerank import Reranker, reranker_from_settings
+from memories.providers.chat import ChatModel, chat_from_settings
+from memories.providers.embeddings import Embedder, EmbeddingError
+from memories.providers.embeddings.config import embedders_from_settings
+from memories.providers.embeddings.minilm import LocalMiniLMEmbedder
+from memories.providers.embeddings.use import LocalUSEEmbedder
+from memories.providers.rerank import Reranker, reranker_from_settings
 
 log = logging.getLogger(__name__)
 

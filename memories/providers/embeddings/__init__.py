@@ -1,6 +1,6 @@
 """Embedding providers: turn texts into vectors for vector search (spec §1.8, any dimension).
 
-Three kinds, chosen by ``memories.embeddings.config.embedders_from_settings`` (by default both local
+Three kinds, chosen by ``memories.providers.embeddings.config.embedders_from_settings`` (by default both local
 models, each its own ranking):
 
 - ``minilm.LocalMiniLMEmbedder``: all-MiniLM-L6-v2 as an int8 ONNX file on onnxruntime, in process.
@@ -10,7 +10,7 @@ models, each its own ranking):
   this one can (16 languages in one vector space), at the cost of ~145 MB and slower long passages.
 - ``openai_compatible.OpenAICompatibleEmbedder``: any OpenAI-compatible ``/embeddings`` API (Ollama,
   llama.cpp, vLLM, TEI, hosted services) over HTTP, through ``endpoint.ProviderEndpoint``, the HTTP
-  plumbing shared with the reranker client (``memories.rerank``).
+  plumbing shared with the reranker client (``memories.providers.rerank``).
 
 This module holds what every embedder shares: the ``Embedder`` protocol, ``EmbeddingError``, the input
 rule and the deadline check. Every failure, a timeout included, raises ``EmbeddingError``, so a caller
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from memories.embeddings.endpoint import ProviderError, seconds
+from memories.providers.embeddings.endpoint import ProviderError, seconds
 
 # Spec §1.8: long inputs are cut before they reach any model; a blank input would be refused by some
 # providers and means nothing anyway, so it is sent as one space.
