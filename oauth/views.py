@@ -32,7 +32,7 @@ from oauth2_provider.views.dynamic_client_registration import (
 from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
-from kenfold.net import is_loopback_host
+from kenfold.net import form_post_refusal, is_loopback_host
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
 from oauth import tokens
@@ -333,7 +333,8 @@ def _consent_page(
 
 
 def _authorize_post(request: HttpRequest) -> HttpResponse:
-    if (request.headers.get("Sec-Fetch-Site") or "").lower() == "cross-site":
+    # Django's CSRF check (token and Origin) runs before this view; the floor's rule adds Sec-Fetch-Site.
+    if form_post_refusal(request) is not None:
         return _plain(403, "Forbidden: the consent form was posted from another site.")
     try:
         sealed = signing.loads(request.POST.get("seal", ""), salt=SEAL_SALT, max_age=SEAL_MAX_AGE)
