@@ -21,7 +21,7 @@ from consolidation import services as consolidating
 from consolidation.models import ProposalStatus
 from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
-from kenfold import clock
+from kenfold import clock, paging
 from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, KenfoldError, NotFound
 from memories import audit, keys, quotas, selectors, services, usage
@@ -33,7 +33,6 @@ ACTOR = "kenfold-dashboard"
 CALLER = Caller(agent=ACTOR)
 REVIEW_PAGE = 20
 LIST_PAGE = 50
-MAX_PAGE = 1000
 MAX_REASON = 500
 SIMILAR = 4
 DEFAULT_REJECT_REASON = "rejected in the dashboard"
@@ -107,13 +106,6 @@ def _reason(request: HttpRequest, default: str = "") -> str:
     if len(reason) > MAX_REASON:
         raise InvalidInput(f"the reason is {len(reason)} characters; write at most {MAX_REASON}")
     return reason
-
-
-def _page_number(request: HttpRequest) -> int:
-    raw = request.GET.get("page") or "1"
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
-        raise InvalidInput(f"page must be a number from 1 to {MAX_PAGE}")
-    return int(raw)
 
 
 # --- login ---------------------------------------------------------------------------------------------
@@ -194,7 +186,7 @@ def usage_page(request: HttpRequest) -> HttpResponse:
 def review(request: HttpRequest) -> HttpResponse:
     scope = (request.GET.get("scope") or "").strip() or None
     try:
-        page = _page_number(request)
+        page = paging.page_number(request.GET.get("page"))
         total = selectors.memory_review_count(scope=scope)
         items = selectors.memory_review_queue(
             limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
@@ -273,7 +265,7 @@ def memories(request: HttpRequest) -> HttpResponse:
     try:
         if status not in LIST_STATUSES:
             raise InvalidInput(f"status must be one of: {', '.join(LIST_STATUSES)}")
-        page = _page_number(request)
+        page = paging.page_number(request.GET.get("page"))
         if query and status == "active":
             results = selectors.memory_search_owner(query=query, scope=scope or None, type=type_ or None)
             return _page(request, "memories.html", context | {"ranked": True, "results": results})
@@ -299,7 +291,7 @@ def memories(request: HttpRequest) -> HttpResponse:
             "page": page,
             "previous": urlencode(filters | {"page": page - 1}) if page > 1 else "",
             "next": urlencode(filters | {"page": page + 1})
-            if len(rows) > LIST_PAGE and page < MAX_PAGE
+            if len(rows) > LIST_PAGE and page < paging.PAGE_MAX
             else "",
             "search_ignored": bool(query),
         },
@@ -488,7 +480,7 @@ PROPOSALS_PAGE = 20
 def proposals(request: HttpRequest) -> HttpResponse:
     status = (request.GET.get("status") or ProposalStatus.PENDING).strip()
     try:
-        page = _page_number(request)
+        page = paging.page_number(request.GET.get("page"))
         if status not in ProposalStatus.values:
             raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
         rows = consolidation.proposal_list(

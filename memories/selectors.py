@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 from django.db import connection
 from django.db.models import Count, Max, QuerySet, Sum
 
-from kenfold import clock
+from kenfold import clock, paging
 from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
@@ -36,7 +36,7 @@ from memories.schemas import (
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
+MAX_LIMIT = paging.AGENT_LIMIT_MAX
 
 DEFAULT_BUDGET_TOKENS = 2000
 MIN_BUDGET_TOKENS = 200
@@ -105,14 +105,6 @@ def _clean_query(text: str | None, *, field: str, required: bool) -> str:
     return redact_secrets(query)
 
 
-def _limit(limit: int | None) -> int:
-    if limit is None or limit == 0:
-        return DEFAULT_LIMIT
-    if limit < 0:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    return min(limit, MAX_LIMIT)
-
-
 def _types(types: list[str] | None) -> list[str] | None:
     if not types:
         return None
@@ -167,7 +159,7 @@ def memory_recall(
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
     moment = parse_as_of(as_of, now=clock.now())
     scope, scopes = caller_read_scopes(caller=caller, project=project)
-    wanted_types, wanted = _types(types), _limit(limit)
+    wanted_types, wanted = _types(types), paging.agent_limit(limit, default=DEFAULT_LIMIT)
 
     def retrieve_one(text: str, depth: int) -> list[MemoryView]:
         return retrieve(
@@ -595,8 +587,7 @@ def memory_list(
         memories = memories.filter(type=type)
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))
-    offset = max(0, offset)
-    return memories[offset : offset + max(1, min(limit, 500))]
+    return memories[paging.window(limit=limit, offset=offset)]
 
 
 # --- extraction and review ---------------------------------------------------------------------------
@@ -671,7 +662,7 @@ def memory_review_queue(
 ) -> list[ReviewItem]:
     """Proposed memories, oldest first, with their provenance and the active memories they resemble."""
     now = clock.now()
-    queue = _proposed(now, scope).order_by("created_at", "id")[max(0, offset) : max(0, offset) + limit]
+    queue = _proposed(now, scope).order_by("created_at", "id")[paging.window(limit=limit, offset=offset)]
     return [review_item(memory, now=now, similar_limit=similar_limit) for memory in queue]
 
 

@@ -308,8 +308,9 @@ def test_listing_pages_by_fifty(owner: Owner) -> None:
     [
         ("status=bogus", "status must be one of"),
         ("type=bogus&status=all", "is not one of"),
-        ("page=1001", "page must be a number from 1 to 1000"),
-        ("page=-1", "page must be a number"),
+        ("page=1001", "page must be between 1 and 1000"),
+        ("page=-1", "page must be between 1 and 1000"),
+        ("page=two", "page must be between 1 and 1000"),
     ],
 )
 def test_bad_filters_are_explained(owner: Owner, query: str, message: str) -> None:
