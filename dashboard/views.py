@@ -71,12 +71,12 @@ def action(
     back: Callable[..., str],
     not_found: str | None = None,
     gone_back: Callable[..., str] | None = None,
-    wording: Callable[[str], str] = lambda text: text,
+    wording: Callable[[KenfoldError], str] = lambda exc: exc.message,
 ) -> Callable[[Callable[..., str]], Callable[..., HttpResponse]]:
     """The one place where a POST action's domain error becomes words for the owner.
 
     The decorated view returns its success message, or raises a KenfoldError having changed nothing: the
-    error is flashed (`wording` of its message; a NotFound as `not_found` when given, then back to
+    error is flashed (`wording` of it, by default its message; a NotFound as `not_found` when given, then back to
     `gone_back`, the page of the thing being gone). Either way the answer is a 303 to `back(**url
     arguments)`, or to the form's own `back` field when it names a dashboard page.
     """
@@ -88,10 +88,10 @@ def action(
             try:
                 message = view(request, **arguments)
             except NotFound as exc:
-                _flash(request, "error", not_found or wording(exc.message))
+                _flash(request, "error", not_found or wording(exc))
                 target = gone_back(**arguments) if gone_back else target
             except KenfoldError as exc:
-                _flash(request, "error", wording(exc.message))
+                _flash(request, "error", wording(exc))
             else:
                 _flash(request, "ok", message)
             return _back(request, target)
@@ -209,41 +209,33 @@ def review(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _pending(request: HttpRequest, memory_id: str):
-    """The proposed memory a review action is about, or None after flashing why there is nothing to do."""
-    try:
-        memory = selectors.memory_get(memory_id=memory_id)
-    except KenfoldError:
-        _flash(request, "error", "That memory no longer exists; nothing was changed.")
-        return None
-    if memory.status != Status.PROPOSED:
-        _flash(request, "error", f"Already decided: that memory is {memory.status} now; nothing was changed.")
-        return None
-    return memory
+def _review_wording(exc: KenfoldError) -> str:
+    # The services decide whether a memory is still proposed; the page only says it in the owner's words.
+    if isinstance(exc, services.NotProposed):
+        return f"Already decided: that memory is {exc.status} now; nothing was changed."
+    return exc.message
 
 
-def review_approve(request: HttpRequest, memory_id: str) -> HttpResponse:
-    if _pending(request, memory_id) is not None:
-        replaces = (request.POST.get("replaces") or "").strip() or None
-        try:
-            services.memory_approve(memory_id=memory_id, replaces=replaces, actor=ACTOR)
-        except KenfoldError as exc:
-            _flash(request, "error", exc.message)
-        else:
-            _flash(request, "ok", "Approved, replacing the similar memory." if replaces else "Approved.")
-    return _back(request, PREFIX + "review")
+@action(
+    back=lambda memory_id: PREFIX + "review",
+    not_found="That memory no longer exists; nothing was changed.",
+    wording=_review_wording,
+)
+def review_approve(request: HttpRequest, memory_id: str) -> str:
+    replaces = (request.POST.get("replaces") or "").strip() or None
+    services.memory_approve(memory_id=memory_id, replaces=replaces, actor=ACTOR)
+    return "Approved, replacing the similar memory." if replaces else "Approved."
 
 
-def review_reject(request: HttpRequest, memory_id: str) -> HttpResponse:
-    if _pending(request, memory_id) is not None:
-        try:
-            reason = _reason(request, DEFAULT_REJECT_REASON)
-            services.memory_reject(memory_id=memory_id, reason=reason, actor=ACTOR)
-        except KenfoldError as exc:
-            _flash(request, "error", exc.message)
-        else:
-            _flash(request, "ok", "Rejected.")
-    return _back(request, PREFIX + "review")
+@action(
+    back=lambda memory_id: PREFIX + "review",
+    not_found="That memory no longer exists; nothing was changed.",
+    wording=_review_wording,
+)
+def review_reject(request: HttpRequest, memory_id: str) -> str:
+    reason = _reason(request, DEFAULT_REJECT_REASON)
+    services.memory_reject(memory_id=memory_id, reason=reason, actor=ACTOR)
+    return "Rejected."
 
 
 # --- memories --------------------------------------------------------------------------------------------
@@ -503,7 +495,8 @@ def proposals(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _proposal_wording(text: str) -> str:
+def _proposal_wording(exc: KenfoldError) -> str:
+    text = exc.message
     text = "Already decided: " + text if "already decided" in text else text
     return text[:1].upper() + text[1:]
 
