@@ -8,6 +8,7 @@ which escape it.
 import functools
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from math import ceil
 from urllib.parse import urlencode
 
@@ -66,35 +67,73 @@ def _back(request: HttpRequest, default: str) -> HttpResponse:
     return HttpResponseRedirect(safe_next(request.POST.get("back") or default), status=303)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What an action did, when one sentence and the usual page are not enough: several flashes in order
+    (level, text), and the page to go to instead of the action's `back`."""
+
+    flashes: tuple[tuple[str, str], ...]
+    back: str | None = None
+
+
 def action(
     *,
     back: Callable[..., str],
     not_found: str | None = None,
     gone_back: Callable[..., str] | None = None,
     wording: Callable[[KenfoldError], str] = lambda exc: exc.message,
-) -> Callable[[Callable[..., str]], Callable[..., HttpResponse]]:
+) -> Callable[[Callable[..., str | Outcome]], Callable[..., HttpResponse]]:
     """The one place where a POST action's domain error becomes words for the owner.
 
-    The decorated view returns its success message, or raises a KenfoldError having changed nothing: the
-    error is flashed (`wording` of it, by default its message; a NotFound as `not_found` when given, then back to
-    `gone_back`, the page of the thing being gone). Either way the answer is a 303 to `back(**url
-    arguments)`, or to the form's own `back` field when it names a dashboard page.
+    The decorated view returns its success message (or an Outcome), or raises a KenfoldError having
+    changed nothing: the error is flashed (`wording` of it, by default its message; a NotFound as
+    `not_found` when given, then back to `gone_back`, the page of the thing being gone). Either way the
+    answer is a 303 to `back(**url arguments)`, or to the form's own `back` field when it names a
+    dashboard page.
     """
 
-    def decorate(view: Callable[..., str]) -> Callable[..., HttpResponse]:
+    def decorate(view: Callable[..., str | Outcome]) -> Callable[..., HttpResponse]:
         @functools.wraps(view)
         def answer(request: HttpRequest, **arguments: object) -> HttpResponse:
             target = back(**arguments)
             try:
-                message = view(request, **arguments)
+                done = view(request, **arguments)
             except NotFound as exc:
                 _flash(request, "error", not_found or wording(exc))
                 target = gone_back(**arguments) if gone_back else target
             except KenfoldError as exc:
                 _flash(request, "error", wording(exc))
             else:
-                _flash(request, "ok", message)
+                if isinstance(done, str):
+                    done = Outcome(flashes=(("ok", done),))
+                for level, text in done.flashes:
+                    _flash(request, level, text)
+                target = done.back or target
             return _back(request, target)
+
+        return answer
+
+    return decorate
+
+
+def shown(
+    *, problem: str | None = None, status: int | None = None
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """The one place where a page's domain error (a bad filter, an unknown id in the address) becomes the
+    error page: the error's message and status, or the `problem` and `status` given for every error."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def answer(request: HttpRequest, **arguments: object) -> HttpResponse:
+            try:
+                return view(request, **arguments)
+            except KenfoldError as exc:
+                return _page(
+                    request,
+                    "error.html",
+                    {"problem": problem or exc.message},
+                    status=status or exc.status_code,
+                )
 
         return answer
 
@@ -183,16 +222,14 @@ def usage_page(request: HttpRequest) -> HttpResponse:
 # --- review ----------------------------------------------------------------------------------------------
 
 
+@shown()
 def review(request: HttpRequest) -> HttpResponse:
     scope = (request.GET.get("scope") or "").strip() or None
-    try:
-        page = paging.page_number(request.GET.get("page"))
-        total = selectors.memory_review_count(scope=scope)
-        items = selectors.memory_review_queue(
-            limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
-        )
-    except InvalidInput as exc:
-        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    page = paging.page_number(request.GET.get("page"))
+    total = selectors.memory_review_count(scope=scope)
+    items = selectors.memory_review_queue(
+        limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
+    )
     return _page(
         request,
         "review.html",
@@ -290,16 +327,9 @@ def memories(request: HttpRequest) -> HttpResponse:
     )
 
 
+@shown(problem="There is no memory with this id. Find it again from the memories page.", status=404)
 def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
-    try:
-        memory = selectors.memory_get(memory_id=memory_id)
-    except KenfoldError:
-        return _page(
-            request,
-            "error.html",
-            {"problem": "There is no memory with this id. Find it again from the memories page."},
-            status=404,
-        )
+    memory = selectors.memory_get(memory_id=memory_id)
     similar = []
     if memory.status == Status.PROPOSED:
         similar = selectors.review_item(memory, now=clock.now(), similar_limit=SIMILAR).similar
@@ -469,17 +499,15 @@ def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> str:
 PROPOSALS_PAGE = 20
 
 
+@shown()
 def proposals(request: HttpRequest) -> HttpResponse:
     status = (request.GET.get("status") or ProposalStatus.PENDING).strip()
-    try:
-        page = paging.page_number(request.GET.get("page"))
-        if status not in ProposalStatus.values:
-            raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
-        rows = consolidation.proposal_list(
-            status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
-        )
-    except InvalidInput as exc:
-        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    page = paging.page_number(request.GET.get("page"))
+    if status not in ProposalStatus.values:
+        raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
+    rows = consolidation.proposal_list(
+        status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
+    )
     return _page(
         request,
         "proposals.html",
