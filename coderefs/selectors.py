@@ -10,6 +10,7 @@ from django.db.models import Count, F, Min
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
+from kenfold import paging
 from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.coderefs import REF_STATES
@@ -96,7 +97,7 @@ def refs_status(*, scope: str | None = None, limit: int = 50) -> RefsStatus:
     stale_rows = (
         refs.filter(STALE_REF)
         .select_related("memory")
-        .order_by("-memory__created_at", "path", "symbol")[: max(1, min(limit, 500))]
+        .order_by("-memory__created_at", "path", "symbol")[paging.window(limit=limit)]
     )
     stale = [
         StaleRef(memory_id=str(ref.memory_id), content=ref.memory.content, description=_describe(ref))

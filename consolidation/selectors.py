@@ -9,6 +9,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from consolidation.models import Consolidation, Kind, ProposalStatus
+from kenfold import paging
 from kenfold_common.errors import InvalidInput
 from memories.models import Memory, served_sql
 from memories.search.embedding_store import stored_dimensions
@@ -21,7 +22,6 @@ PAIR_TRIGRAM_SIMILARITY = 0.5
 DIGEST_MIN_SESSIONS = 6
 DIGEST_MIN_AGE = timedelta(days=30)
 DIGEST_SESSIONS = 10
-LIST_LIMIT_MAX = 500
 SCAN_BATCH = 100
 
 
@@ -228,7 +228,7 @@ def proposal_list(
         proposals = proposals.filter(status=status)
     if scope is not None:
         proposals = proposals.filter(scope=scope)
-    rows = list(proposals[max(0, offset) : max(0, offset) + max(1, min(limit, LIST_LIMIT_MAX))])
+    rows = list(proposals[paging.window(limit=limit, offset=offset)])
     memories = Memory.objects.in_bulk({memory_id for row in rows for memory_id in row.member_ids})
     views = []
     for row in rows:

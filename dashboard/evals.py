@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse
 
 from dashboard.guard import PREFIX
-from dashboard.views import ACTOR, _back, _flash, _page
+from dashboard.views import ACTOR, Outcome, _page, action, shown
 from evals import selectors, services
 from evals.models import MAX_K, EvalRun, Trigger
-from kenfold_common.errors import InvalidInput, KenfoldError
+from kenfold_common.errors import KenfoldError
 
 PAGE = PREFIX + "evals"
 WIDTH = 600
@@ -54,12 +54,10 @@ def trend_chart(runs: list[EvalRun]) -> Trend | None:
     )
 
 
+@shown()
 def evals(request: HttpRequest) -> HttpResponse:
     scopes = selectors.question_scopes()
-    try:
-        scope = selectors.owner_scope(request.GET.get("scope")) or (scopes[0] if scopes else None)
-    except InvalidInput as exc:
-        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    scope = selectors.owner_scope(request.GET.get("scope")) or (scopes[0] if scopes else None)
     runs = selectors.run_trend(scope=scope) if scope else []
     last = runs[-1] if runs else None
     return _page(
@@ -83,52 +81,45 @@ def _here(scope: str | None) -> str:
     return PAGE + ("?" + urlencode({"scope": scope}) if scope else "")
 
 
-def question_add(request: HttpRequest) -> HttpResponse:
-    project = (request.POST.get("project") or "").strip()
-    try:
-        k = int(request.POST.get("k") or services.DEFAULT_K)
-    except ValueError:
-        _flash(request, "error", f"k must be a number from 1 to {MAX_K}; nothing was added.")
-        return _back(request, PAGE)
-    try:
-        question = services.question_add(
-            project=project,
-            query=request.POST.get("query") or "",
-            expected=[part for part in re.split(r"[\s,]+", request.POST.get("expected") or "") if part],
-            k=k,
-            actor=ACTOR,
-        )
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message[:1].upper() + exc.message[1:] + "; nothing was added.")
-        return _back(request, PAGE)
-    _flash(request, "ok", "Added. Run the questions to score it.")
-    return _back(request, _here(question.scope))
+def _sentence(exc: KenfoldError, end: str = ".") -> str:
+    return exc.message[:1].upper() + exc.message[1:] + end
 
 
-def question_remove(request: HttpRequest, question_id: str) -> HttpResponse:
-    try:
-        services.question_remove(question_id=question_id)
-    except KenfoldError:
-        _flash(request, "error", "That question no longer exists; nothing was changed.")
-    else:
-        _flash(request, "ok", "Removed; its past runs keep it.")
-    return _back(request, PAGE)
+@action(back=lambda: PAGE, wording=lambda exc: _sentence(exc, "; nothing was added."))
+def question_add(request: HttpRequest) -> Outcome:
+    raw_k = (request.POST.get("k") or "").strip()
+    # A k that is not a whole number is out of range too: the service's range check says so.
+    k = (int(raw_k) if raw_k.isascii() and raw_k.isdigit() else 0) if raw_k else services.DEFAULT_K
+    question = services.question_add(
+        project=(request.POST.get("project") or "").strip(),
+        query=request.POST.get("query") or "",
+        expected=[part for part in re.split(r"[\s,]+", request.POST.get("expected") or "") if part],
+        k=k,
+        actor=ACTOR,
+    )
+    return Outcome(flashes=(("ok", "Added. Run the questions to score it."),), back=_here(question.scope))
 
 
-def run_now(request: HttpRequest) -> HttpResponse:
-    try:
-        scope = selectors.owner_scope(request.POST.get("scope"))
-        outcomes = services.eval_run(trigger=Trigger.MANUAL, scope=scope)
-    except KenfoldError as exc:
-        _flash(request, "error", exc.message[:1].upper() + exc.message[1:] + ".")
-        return _back(request, PAGE)
-    for outcome in outcomes:
+@action(
+    back=lambda question_id: PAGE, wording=lambda exc: "That question no longer exists; nothing was changed."
+)
+def question_remove(request: HttpRequest, question_id: str) -> str:
+    services.question_remove(question_id=question_id)
+    return "Removed; its past runs keep it."
+
+
+@action(back=lambda: PAGE, wording=_sentence)
+def run_now(request: HttpRequest) -> Outcome:
+    scope = selectors.owner_scope(request.POST.get("scope"))
+    flashes = []
+    for outcome in services.eval_run(trigger=Trigger.MANUAL, scope=scope):
         run = outcome.run
         drops = selectors.run_drops(run, outcome.previous, margin=0.0)
-        _flash(
-            request,
-            "error" if drops else "ok",
-            f"{run.scope}: {run.passed} of {run.questions} passed, recall@k {run.recall_at_k:.3f}, "
-            f"MRR {run.mrr:.3f}" + (f" ({'; '.join(drops)})." if drops else "."),
+        flashes.append(
+            (
+                "error" if drops else "ok",
+                f"{run.scope}: {run.passed} of {run.questions} passed, recall@k {run.recall_at_k:.3f}, "
+                f"MRR {run.mrr:.3f}" + (f" ({'; '.join(drops)})." if drops else "."),
+            )
         )
-    return _back(request, _here(scope))
+    return Outcome(flashes=tuple(flashes), back=_here(scope))

@@ -19,7 +19,7 @@ from django.http.request import split_domain_port
 from django.views.decorators.csrf import csrf_exempt
 
 from dashboard import sessions
-from kenfold.net import is_loopback_host
+from kenfold.net import form_post_refusal, is_loopback_host
 
 PREFIX = "/dashboard/"
 COOKIE = "kenfold_dashboard"
@@ -89,19 +89,6 @@ def plain(status: int, text: str) -> HttpResponse:
     return response
 
 
-def cross_origin(request: HttpRequest) -> bool:
-    """A POST from a page of another origin: the browser says so (Sec-Fetch-Site), or its Origin header
-    names another host than the one the request was sent to."""
-    site = (request.headers.get("Sec-Fetch-Site") or "").strip().lower()
-    if site not in ("", "same-origin", "none"):
-        return True
-    origin = request.headers.get("Origin")
-    if origin is None:
-        return False
-    parts = urlsplit(origin.strip())
-    return parts.scheme not in ("http", "https") or parts.netloc.lower() != request.get_host().lower()
-
-
 def safe_next(value: str | None) -> str:
     """A dashboard-relative path to go back to, or the overview: never another site (open redirect)."""
     text = value or ""
@@ -161,7 +148,7 @@ def dashboard_page(view: View, *, login_required: bool = True) -> View:
                 length = MAX_BODY + 1
             if length > MAX_BODY:
                 return plain(413, "Request too large: a dashboard form is at most 64 KiB.")
-            if cross_origin(request):
+            if form_post_refusal(request) is not None:
                 return plain(403, "Forbidden: this form was posted from another site. Nothing was changed.")
         elif request.method not in ("GET", "HEAD"):
             response = plain(405, "Use GET, or the page's forms (POST).")

@@ -8,6 +8,7 @@ which escape it.
 import functools
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from math import ceil
 from urllib.parse import urlencode
 
@@ -21,19 +22,19 @@ from consolidation import services as consolidating
 from consolidation.models import ProposalStatus
 from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
-from kenfold import clock
+from kenfold import clock, paging
 from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, KenfoldError, NotFound
-from memories import audit, keys, quotas, selectors, services, usage
+from memories import audit, keys, quotas, selectors, usage
 from memories.access import limit_summary
 from memories.models import MemoryType, Status
+from memories.services import review as reviewing
 from oauth.services import grant_list, grant_revoke
 
 ACTOR = "kenfold-dashboard"
 CALLER = Caller(agent=ACTOR)
 REVIEW_PAGE = 20
 LIST_PAGE = 50
-MAX_PAGE = 1000
 MAX_REASON = 500
 SIMILAR = 4
 DEFAULT_REJECT_REASON = "rejected in the dashboard"
@@ -67,35 +68,73 @@ def _back(request: HttpRequest, default: str) -> HttpResponse:
     return HttpResponseRedirect(safe_next(request.POST.get("back") or default), status=303)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What an action did, when one sentence and the usual page are not enough: several flashes in order
+    (level, text), and the page to go to instead of the action's `back`."""
+
+    flashes: tuple[tuple[str, str], ...]
+    back: str | None = None
+
+
 def action(
     *,
     back: Callable[..., str],
     not_found: str | None = None,
     gone_back: Callable[..., str] | None = None,
-    wording: Callable[[str], str] = lambda text: text,
-) -> Callable[[Callable[..., str]], Callable[..., HttpResponse]]:
+    wording: Callable[[KenfoldError], str] = lambda exc: exc.message,
+) -> Callable[[Callable[..., str | Outcome]], Callable[..., HttpResponse]]:
     """The one place where a POST action's domain error becomes words for the owner.
 
-    The decorated view returns its success message, or raises a KenfoldError having changed nothing: the
-    error is flashed (`wording` of its message; a NotFound as `not_found` when given, then back to
-    `gone_back`, the page of the thing being gone). Either way the answer is a 303 to `back(**url
-    arguments)`, or to the form's own `back` field when it names a dashboard page.
+    The decorated view returns its success message (or an Outcome), or raises a KenfoldError having
+    changed nothing: the error is flashed (`wording` of it, by default its message; a NotFound as
+    `not_found` when given, then back to `gone_back`, the page of the thing being gone). Either way the
+    answer is a 303 to `back(**url arguments)`, or to the form's own `back` field when it names a
+    dashboard page.
     """
 
-    def decorate(view: Callable[..., str]) -> Callable[..., HttpResponse]:
+    def decorate(view: Callable[..., str | Outcome]) -> Callable[..., HttpResponse]:
         @functools.wraps(view)
         def answer(request: HttpRequest, **arguments: object) -> HttpResponse:
             target = back(**arguments)
             try:
-                message = view(request, **arguments)
+                done = view(request, **arguments)
             except NotFound as exc:
-                _flash(request, "error", not_found or wording(exc.message))
+                _flash(request, "error", not_found or wording(exc))
                 target = gone_back(**arguments) if gone_back else target
             except KenfoldError as exc:
-                _flash(request, "error", wording(exc.message))
+                _flash(request, "error", wording(exc))
             else:
-                _flash(request, "ok", message)
+                if isinstance(done, str):
+                    done = Outcome(flashes=(("ok", done),))
+                for level, text in done.flashes:
+                    _flash(request, level, text)
+                target = done.back or target
             return _back(request, target)
+
+        return answer
+
+    return decorate
+
+
+def shown(
+    *, problem: str | None = None, status: int | None = None
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """The one place where a page's domain error (a bad filter, an unknown id in the address) becomes the
+    error page: the error's message and status, or the `problem` and `status` given for every error."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def answer(request: HttpRequest, **arguments: object) -> HttpResponse:
+            try:
+                return view(request, **arguments)
+            except KenfoldError as exc:
+                return _page(
+                    request,
+                    "error.html",
+                    {"problem": problem or exc.message},
+                    status=status or exc.status_code,
+                )
 
         return answer
 
@@ -107,13 +146,6 @@ def _reason(request: HttpRequest, default: str = "") -> str:
     if len(reason) > MAX_REASON:
         raise InvalidInput(f"the reason is {len(reason)} characters; write at most {MAX_REASON}")
     return reason
-
-
-def _page_number(request: HttpRequest) -> int:
-    raw = request.GET.get("page") or "1"
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
-        raise InvalidInput(f"page must be a number from 1 to {MAX_PAGE}")
-    return int(raw)
 
 
 # --- login ---------------------------------------------------------------------------------------------
@@ -191,16 +223,14 @@ def usage_page(request: HttpRequest) -> HttpResponse:
 # --- review ----------------------------------------------------------------------------------------------
 
 
+@shown()
 def review(request: HttpRequest) -> HttpResponse:
     scope = (request.GET.get("scope") or "").strip() or None
-    try:
-        page = _page_number(request)
-        total = selectors.memory_review_count(scope=scope)
-        items = selectors.memory_review_queue(
-            limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
-        )
-    except InvalidInput as exc:
-        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    page = paging.page_number(request.GET.get("page"))
+    total = selectors.memory_review_count(scope=scope)
+    items = selectors.memory_review_queue(
+        limit=REVIEW_PAGE, offset=(page - 1) * REVIEW_PAGE, scope=scope, similar_limit=SIMILAR
+    )
     return _page(
         request,
         "review.html",
@@ -217,41 +247,33 @@ def review(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _pending(request: HttpRequest, memory_id: str):
-    """The proposed memory a review action is about, or None after flashing why there is nothing to do."""
-    try:
-        memory = selectors.memory_get(memory_id=memory_id)
-    except KenfoldError:
-        _flash(request, "error", "That memory no longer exists; nothing was changed.")
-        return None
-    if memory.status != Status.PROPOSED:
-        _flash(request, "error", f"Already decided: that memory is {memory.status} now; nothing was changed.")
-        return None
-    return memory
+def _review_wording(exc: KenfoldError) -> str:
+    # The services decide whether a memory is still proposed; the page only says it in the owner's words.
+    if isinstance(exc, reviewing.NotProposed):
+        return f"Already decided: that memory is {exc.status} now; nothing was changed."
+    return exc.message
 
 
-def review_approve(request: HttpRequest, memory_id: str) -> HttpResponse:
-    if _pending(request, memory_id) is not None:
-        replaces = (request.POST.get("replaces") or "").strip() or None
-        try:
-            services.memory_approve(memory_id=memory_id, replaces=replaces, actor=ACTOR)
-        except KenfoldError as exc:
-            _flash(request, "error", exc.message)
-        else:
-            _flash(request, "ok", "Approved, replacing the similar memory." if replaces else "Approved.")
-    return _back(request, PREFIX + "review")
+@action(
+    back=lambda memory_id: PREFIX + "review",
+    not_found="That memory no longer exists; nothing was changed.",
+    wording=_review_wording,
+)
+def review_approve(request: HttpRequest, memory_id: str) -> str:
+    replaces = (request.POST.get("replaces") or "").strip() or None
+    reviewing.memory_approve(memory_id=memory_id, replaces=replaces, actor=ACTOR)
+    return "Approved, replacing the similar memory." if replaces else "Approved."
 
 
-def review_reject(request: HttpRequest, memory_id: str) -> HttpResponse:
-    if _pending(request, memory_id) is not None:
-        try:
-            reason = _reason(request, DEFAULT_REJECT_REASON)
-            services.memory_reject(memory_id=memory_id, reason=reason, actor=ACTOR)
-        except KenfoldError as exc:
-            _flash(request, "error", exc.message)
-        else:
-            _flash(request, "ok", "Rejected.")
-    return _back(request, PREFIX + "review")
+@action(
+    back=lambda memory_id: PREFIX + "review",
+    not_found="That memory no longer exists; nothing was changed.",
+    wording=_review_wording,
+)
+def review_reject(request: HttpRequest, memory_id: str) -> str:
+    reason = _reason(request, DEFAULT_REJECT_REASON)
+    reviewing.memory_reject(memory_id=memory_id, reason=reason, actor=ACTOR)
+    return "Rejected."
 
 
 # --- memories --------------------------------------------------------------------------------------------
@@ -273,7 +295,7 @@ def memories(request: HttpRequest) -> HttpResponse:
     try:
         if status not in LIST_STATUSES:
             raise InvalidInput(f"status must be one of: {', '.join(LIST_STATUSES)}")
-        page = _page_number(request)
+        page = paging.page_number(request.GET.get("page"))
         if query and status == "active":
             results = selectors.memory_search_owner(query=query, scope=scope or None, type=type_ or None)
             return _page(request, "memories.html", context | {"ranked": True, "results": results})
@@ -299,23 +321,16 @@ def memories(request: HttpRequest) -> HttpResponse:
             "page": page,
             "previous": urlencode(filters | {"page": page - 1}) if page > 1 else "",
             "next": urlencode(filters | {"page": page + 1})
-            if len(rows) > LIST_PAGE and page < MAX_PAGE
+            if len(rows) > LIST_PAGE and page < paging.PAGE_MAX
             else "",
             "search_ignored": bool(query),
         },
     )
 
 
+@shown(problem="There is no memory with this id. Find it again from the memories page.", status=404)
 def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
-    try:
-        memory = selectors.memory_get(memory_id=memory_id)
-    except KenfoldError:
-        return _page(
-            request,
-            "error.html",
-            {"problem": "There is no memory with this id. Find it again from the memories page."},
-            status=404,
-        )
+    memory = selectors.memory_get(memory_id=memory_id)
     similar = []
     if memory.status == Status.PROPOSED:
         similar = selectors.review_item(memory, now=clock.now(), similar_limit=SIMILAR).similar
@@ -344,7 +359,7 @@ def memory_forget(request: HttpRequest, memory_id: str) -> str:
     memory = selectors.memory_get(memory_id=memory_id)
     if memory.status == Status.DELETED:
         raise Conflict("Already forgotten; nothing was changed.")
-    services.memory_forget(caller=CALLER, memory_id=memory_id, reason=_reason(request))
+    reviewing.memory_forget(caller=CALLER, memory_id=memory_id, reason=_reason(request))
     return "Forgotten: agents no longer see this memory."
 
 
@@ -485,17 +500,15 @@ def grant_revoke_view(request: HttpRequest, grant_id: uuid.UUID) -> str:
 PROPOSALS_PAGE = 20
 
 
+@shown()
 def proposals(request: HttpRequest) -> HttpResponse:
     status = (request.GET.get("status") or ProposalStatus.PENDING).strip()
-    try:
-        page = _page_number(request)
-        if status not in ProposalStatus.values:
-            raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
-        rows = consolidation.proposal_list(
-            status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
-        )
-    except InvalidInput as exc:
-        return _page(request, "error.html", {"problem": exc.message}, status=400)
+    page = paging.page_number(request.GET.get("page"))
+    if status not in ProposalStatus.values:
+        raise InvalidInput(f"status must be one of: {', '.join(ProposalStatus.values)}")
+    rows = consolidation.proposal_list(
+        status=status, limit=PROPOSALS_PAGE + 1, offset=(page - 1) * PROPOSALS_PAGE
+    )
     return _page(
         request,
         "proposals.html",
@@ -511,7 +524,8 @@ def proposals(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _proposal_wording(text: str) -> str:
+def _proposal_wording(exc: KenfoldError) -> str:
+    text = exc.message
     text = "Already decided: " + text if "already decided" in text else text
     return text[:1].upper() + text[1:]
 

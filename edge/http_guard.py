@@ -71,7 +71,9 @@ class RequestGuard:
         if not host_allowed(headers.get("host", "")):
             return await _error(403, HOST_FORBIDDEN)(scope, receive, send)
         refusal = cross_origin_refusal(
-            sec_fetch_site=headers.get("sec-fetch-site"), origin=headers.get("origin")
+            sec_fetch_site=headers.get("sec-fetch-site"),
+            origin=headers.get("origin"),
+            host=headers.get("host", ""),
         )
         if refusal is not None:
             return await _error(403, refusal)(scope, receive, send)

@@ -367,7 +367,7 @@ CSRF_COOKIE_SAMESITE = "Strict"
 CSRF_COOKIE_SECURE = PUBLIC_URL.startswith("https://")
 # Behind a TLS proxy Django sees http; the browser's Origin is the public URL, which is ours.
 CSRF_TRUSTED_ORIGINS = [PUBLIC_URL] if PUBLIC_URL else []
-CSRF_FAILURE_VIEW = "oauth.views.csrf_failure"
+CSRF_FAILURE_VIEW = "oauth.views.consent.csrf_failure"
 
 # The authorization server for remote clients (spec §1.16; ../shared/notes/oauth.md): django-oauth-toolkit
 # with the RFC 9700 gates on, Kenfold's validator and server class (oauth.validator), hashed storage.

@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Count, Max, QuerySet, Sum
 from psycopg.types.json import Jsonb
 
-from kenfold import clock
+from kenfold import clock, paging
 from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import InvalidInput, NotFound
@@ -50,7 +50,7 @@ from memories.search.trigram import trigram_similar
 
 MAX_QUERY_CHARS = 2000
 DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
+MAX_LIMIT = paging.AGENT_LIMIT_MAX
 
 DEFAULT_BUDGET_TOKENS = 2000
 MIN_BUDGET_TOKENS = 200
@@ -119,14 +119,6 @@ def _clean_query(text: str | None, *, field: str, required: bool) -> str:
     return redact_secrets(query)
 
 
-def _limit(limit: int | None) -> int:
-    if limit is None or limit == 0:
-        return DEFAULT_LIMIT
-    if limit < 0:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
-    return min(limit, MAX_LIMIT)
-
-
 def _types(types: list[str] | None) -> list[str] | None:
     if not types:
         return None
@@ -182,7 +174,7 @@ def memory_recall(
         raise InvalidInput(f"related_depth must be between 1 and {MAX_RELATED_DEPTH} (hops between pages)")
     moment = parse_as_of(as_of, now=clock.now())
     scope, scopes = caller_read_scopes(caller=caller, project=project)
-    wanted_types, wanted = _types(types), _limit(limit)
+    wanted_types, wanted = _types(types), paging.agent_limit(limit, default=DEFAULT_LIMIT)
 
     def retrieve_one(text: str, depth: int) -> list[MemoryView]:
         return retrieve(
@@ -681,8 +673,7 @@ def memory_list(
         memories = memories.filter(type=type)
     if scope:
         memories = memories.filter(scope=scope_from_owner(scope))
-    offset = max(0, offset)
-    return memories[offset : offset + max(1, min(limit, 500))]
+    return memories[paging.window(limit=limit, offset=offset)]
 
 
 # --- extraction and review ---------------------------------------------------------------------------
@@ -757,7 +748,7 @@ def memory_review_queue(
 ) -> list[ReviewItem]:
     """Proposed memories, oldest first, with their provenance and the active memories they resemble."""
     now = clock.now()
-    queue = _proposed(now, scope).order_by("created_at", "id")[max(0, offset) : max(0, offset) + limit]
+    queue = _proposed(now, scope).order_by("created_at", "id")[paging.window(limit=limit, offset=offset)]
     return [review_item(memory, now=now, similar_limit=similar_limit) for memory in queue]
 
 

@@ -6,23 +6,23 @@ namespace; the well-known documents are at the site root, where RFC 8414 and RFC
 
 from django.urls import include, path
 
-from oauth import views
+from oauth.views import consent, discovery, token
 
 oauth_patterns = (
     [
-        path("authorize", views.authorize, name="authorize"),
-        path("token", views.token, name="token"),
-        path("revoke", views.revoke, name="revoke-token"),
-        path("register", views.register, name="dcr-register"),
-        path("register/<str:client_id>", views.register_management, name="dcr-register-management"),
+        path("authorize", consent.authorize, name="authorize"),
+        path("token", token.token, name="token"),
+        path("revoke", token.revoke, name="revoke-token"),
+        path("register", discovery.register, name="dcr-register"),
+        path("register/<str:client_id>", discovery.register_management, name="dcr-register-management"),
     ],
     "oauth2_provider",
 )
 
 urlpatterns = [
-    path(".well-known/oauth-authorization-server", views.authorization_server_metadata),
-    path(".well-known/openid-configuration", views.authorization_server_metadata),
-    path(".well-known/oauth-protected-resource", views.protected_resource_metadata),
-    path(".well-known/oauth-protected-resource/mcp", views.protected_resource_metadata),
+    path(".well-known/oauth-authorization-server", discovery.authorization_server_metadata),
+    path(".well-known/openid-configuration", discovery.authorization_server_metadata),
+    path(".well-known/oauth-protected-resource", discovery.protected_resource_metadata),
+    path(".well-known/oauth-protected-resource/mcp", discovery.protected_resource_metadata),
     path("oauth/", include(oauth_patterns)),
 ]

@@ -73,6 +73,15 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     return ForgetOutput(id=str(target_id), status=Status.DELETED)
 
 
+class NotProposed(InvalidInput):
+    """Approve or reject on a memory that is no longer proposed: someone decided first (another page, the
+    CLI). ``status`` is what it is now, for an adapter that words it its own way."""
+
+    def __init__(self, message: str, *, status: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = CLI_AGENT) -> Memory:
     """Serve a proposed memory, confirmed by the user (trust = user); optionally retiring another one."""
     target_id = parse_memory_id(memory_id)
@@ -84,8 +93,9 @@ def memory_approve(*, memory_id: str, replaces: str | None = None, actor: str = 
         if replaced_id is None and memory.status == Status.ACTIVE:
             return memory
         if memory.status != Status.PROPOSED:
-            raise InvalidInput(
-                f"memory {target_id} is {memory.status}, not proposed; only proposed memories are approved"
+            raise NotProposed(
+                f"memory {target_id} is {memory.status}, not proposed; only proposed memories are approved",
+                status=memory.status,
             )
         retire_id = replaced_id or memory.supersedes_id
         if retire_id is not None:
@@ -124,8 +134,9 @@ def memory_reject(*, memory_id: str, reason: str | None = None, actor: str = CLI
         if memory is None:
             raise NotFound(f"memory {target_id} does not exist")
         if memory.status != Status.PROPOSED:
-            raise InvalidInput(
-                f"memory {target_id} is {memory.status}, not proposed; use forget to remove it"
+            raise NotProposed(
+                f"memory {target_id} is {memory.status}, not proposed; use forget to remove it",
+                status=memory.status,
             )
         memory.status = Status.DELETED
         memory.attrs = (memory.attrs or {}) | _deletion_record(by=actor, reason=reason)

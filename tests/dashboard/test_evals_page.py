@@ -75,7 +75,10 @@ def test_refused_input_is_flashed_and_adds_nothing(owner: Owner, facts: dict[str
     owner.post(
         "/dashboard/evals/questions", {"project": REPO, "query": "x", "expected": facts["deploy"], "k": "x"}
     )
-    assert "k must be a number from 1 to 50; nothing was added." in owner.flash("/dashboard/evals")
+    assert (
+        "K must be between 1 and 50 (recall returns at most 50 memories); nothing was added."
+        in owner.flash("/dashboard/evals")
+    )
     owner.post("/dashboard/evals/run", {"scope": ""})
     assert "There are no golden questions; add one with `manage.py eval add`." in owner.flash(
         "/dashboard/evals"

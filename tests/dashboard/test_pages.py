@@ -213,8 +213,20 @@ def test_deciding_on_a_memory_that_is_gone(owner: Owner) -> None:
     Memory.objects.filter(pk=proposal.pk).delete()
     owner.post(f"/dashboard/review/{proposal.id}/approve")
     assert owner.flash() == "That memory no longer exists; nothing was changed."
+    # Not a memory id at all: the service's own words, as the forget button gets them.
     owner.post("/dashboard/review/not-an-id/reject")
-    assert owner.flash() == "That memory no longer exists; nothing was changed."
+    assert owner.flash().startswith("id is not a memory id (a UUID)")
+
+
+def test_a_second_approval_is_no_decision_to_report(owner: Owner) -> None:
+    # The service's rule: approving an approved memory again changes nothing and is not an error (the CLI's
+    # `memory approve` is safe to repeat); the dashboard no longer has a rule of its own about it.
+    proposal = _proposal("The user likes tabs.")
+    owner.post(f"/dashboard/review/{proposal.id}/approve")
+    owner.post(f"/dashboard/review/{proposal.id}/approve")
+    assert owner.flash() == "Approved. Approved."
+    proposal.refresh_from_db()
+    assert proposal.status == Status.ACTIVE
 
 
 # --- escaping ----------------------------------------------------------------------------------------------
@@ -308,8 +320,9 @@ def test_listing_pages_by_fifty(owner: Owner) -> None:
     [
         ("status=bogus", "status must be one of"),
         ("type=bogus&status=all", "is not one of"),
-        ("page=1001", "page must be a number from 1 to 1000"),
-        ("page=-1", "page must be a number"),
+        ("page=1001", "page must be between 1 and 1000"),
+        ("page=-1", "page must be between 1 and 1000"),
+        ("page=two", "page must be between 1 and 1000"),
     ],
 )
 def test_bad_filters_are_explained(owner: Owner, query: str, message: str) -> None:

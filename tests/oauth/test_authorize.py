@@ -11,7 +11,7 @@ from kenfold.caller import Caller
 from memories.keys import api_key_create
 from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant, Owner
-from oauth.views import redirect_source
+from oauth.views.consent import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
 from tests.oauth.support import PASSWORD, consent_form
 
