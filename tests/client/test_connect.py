@@ -17,25 +17,21 @@ import httpx
 import pytest
 
 from tests.mcp.support import KenfoldServer, serve
-from tests.processes import free_port, manage, stop_cluster
+from tests.processes import free_port, manage
 
 # No claude or codex here: /usr/bin and /bin hold git and sh, which is all the commands need.
 BARE_PATH = "/usr/bin:/bin"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-connect") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {
-            agent: manage(home, "key", "create", agent).stdout.strip() for agent in ("claude-code", "codex")
-        }
-        keys["reader"] = manage(home, "key", "create", "claude-code", "--read-only").stdout.strip()
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {
+        agent: manage(module_home, "key", "create", agent).stdout.strip()
+        for agent in ("claude-code", "codex")
+    }
+    keys["reader"] = manage(module_home, "key", "create", "claude-code", "--read-only").stdout.strip()
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @dataclass

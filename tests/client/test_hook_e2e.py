@@ -20,7 +20,7 @@ import pytest
 
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, call_error, mcp_client, serve
-from tests.processes import free_port, manage, stop_cluster
+from tests.processes import free_port, manage
 
 pytestmark = pytest.mark.anyio
 SECRET = "ghp_" + "Zq8xV2nR4tL6pW9sK3mB7cD1fH5jY0aE2gU4"
@@ -35,17 +35,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-hook") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {
-            agent: manage(home, "key", "create", agent).stdout.strip() for agent in ("claude-code", "codex")
-        }
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {
+        agent: manage(module_home, "key", "create", agent).stdout.strip()
+        for agent in ("claude-code", "codex")
+    }
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @dataclass(frozen=True)
