@@ -108,8 +108,8 @@ def _database_template(
     a collected test needs it, before any test runs.
 
     When pytest-django made this worker's test database (it does when a collected test uses the
-    database), it is that database, copied before any test writes to it: a second. Otherwise `manage.py
-    migrate` makes it, as it made each module's database before."""
+    database, as in every full run), it is that database, copied before any test writes to it: a second.
+    Otherwise `manage.py migrate` makes it, once for this worker."""
     if not any("database_home" in item.fixturenames for item in request.session.items):
         yield ""
         return
