@@ -13,10 +13,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -31,9 +33,49 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# tests/conftest.py's `database_home`: `with database_home(path) as home:` gives a migrated home on a
+# database of its own.
+DatabaseHome = Callable[[Path], AbstractContextManager[Path]]
+
+# Homes whose children use a database of the test run's own cluster instead of a cluster in the home
+# (tests/conftest.py's `module_home`): the variables that name that database, by home.
+_home_databases: dict[Path, dict[str, str]] = {}
+
+
+def use_database(home: Path, variables: dict[str, str] | None) -> None:
+    """From now on the children of `home` (`kenfold_env`) get `variables` (`database_variables`); None
+    gives them the home's own embedded cluster again."""
+    if variables is None:
+        _home_databases.pop(home, None)
+    else:
+        _home_databases[home] = variables
+
+
+def home_database(home: Path) -> dict[str, str]:
+    """The variables `use_database` gave `home`, for a child whose environment is built by hand."""
+    return _home_databases.get(home, {})
+
+
+def database_variables(settings_dict: dict[str, Any], name: str) -> dict[str, str]:
+    """KENFOLD_DATABASE_URL (and KENFOLD_DATABASE_PASSWORD) for the database `name` on the server that
+    `settings_dict` (an entry of Django's DATABASES) connects to.
+
+    The host goes in the query, not the URL's authority: a socket folder is a path, and a URL's host is
+    read lower-cased."""
+    where = {
+        "host": settings_dict["HOST"] or settings_dict["OPTIONS"].get("host", ""),
+        "port": str(settings_dict["PORT"] or ""),
+    }
+    query = "&".join(f"{key}={quote(value, safe='')}" for key, value in where.items() if value)
+    variables = {"KENFOLD_DATABASE_URL": f"postgres://{quote(settings_dict['USER'])}@/{quote(name)}?{query}"}
+    if settings_dict["PASSWORD"]:
+        variables["KENFOLD_DATABASE_PASSWORD"] = settings_dict["PASSWORD"]
+    return variables
+
+
 def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str]:
     """A child's environment: none of this process's KENFOLD_* variables, a throwaway non-durable home,
-    `repo`'s code on PYTHONPATH, then `extra`.
+    `repo`'s code on PYTHONPATH, the database given to `home` by `use_database` if any, then `extra`.
 
     KENFOLD_EMBEDDED_SERVER_USER is kept: `make test` as root names a fresh server user for the run, and a
     child must run its cluster as the same user this process checks and stops it as.
@@ -53,7 +95,7 @@ def kenfold_env(home: Path, *, repo: Path = REPO, **extra: str) -> dict[str, str
         "DJANGO_SETTINGS_MODULE": "kenfold.settings",
         "PYTHONPATH": os.pathsep.join(str(path) for path in (repo, repo / "client") if path.is_dir()),
     }
-    return env | extra
+    return env | home_database(home) | extra
 
 
 def manage(

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.support.processes import free_port, manage, stop_cluster
+from bench.support.processes import free_port, manage
 from tests.mcp.support import KenfoldServer, serve
 
 # No claude or codex here: /usr/bin and /bin hold git and sh, which is all the commands need.
@@ -24,18 +24,14 @@ BARE_PATH = "/usr/bin:/bin"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-connect") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {
-            agent: manage(home, "key", "create", agent).stdout.strip() for agent in ("claude-code", "codex")
-        }
-        keys["reader"] = manage(home, "key", "create", "claude-code", "--read-only").stdout.strip()
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {
+        agent: manage(module_home, "key", "create", agent).stdout.strip()
+        for agent in ("claude-code", "codex")
+    }
+    keys["reader"] = manage(module_home, "key", "create", "claude-code", "--read-only").stdout.strip()
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @dataclass

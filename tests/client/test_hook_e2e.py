@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench.support.processes import free_port, manage, stop_cluster
+from bench.support.processes import free_port, manage
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, call_error, mcp_client, serve
 
@@ -35,17 +35,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-hook") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {
-            agent: manage(home, "key", "create", agent).stdout.strip() for agent in ("claude-code", "codex")
-        }
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {
+        agent: manage(module_home, "key", "create", agent).stdout.strip()
+        for agent in ("claude-code", "codex")
+    }
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import manage
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 
@@ -35,15 +35,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-refs") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {"claude-code": manage(home, "key", "create", "claude-code").stdout.strip()}
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {"claude-code": manage(module_home, "key", "create", "claude-code").stdout.strip()}
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @pytest.fixture

@@ -6,18 +6,17 @@ from pathlib import Path
 
 import httpx
 
-from bench.support.processes import free_port, kenfold_env, running, stop_cluster
+from bench.support.processes import DatabaseHome, free_port, kenfold_env, running
 
 TOKEN = "ghp_" + "Zq8Xk2Lm4Np6Rs1Tv3Wx5Yz7Ab9Cd0Ef2Gh4"
 REMOTE = f"https://x-access-token:{TOKEN}@github.com/o/r.git"
 
 
-def test_query_strings_never_reach_the_access_log(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_query_strings_never_reach_the_access_log(tmp_path: Path, database_home: DatabaseHome) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", KENFOLD_WORKERS="1")
-    try:
+    with database_home(tmp_path / "home") as home:
+        env = kenfold_env(home, KENFOLD_HTTP_ADDR=f"127.0.0.1:{port}", KENFOLD_WORKERS="1")
         argv = [sys.executable, "manage.py", "serve", "--migrate"]
         with running(argv, env=env, ready_url=f"{base}/healthz", timeout=120) as server:
             referer = {"Referer": f"{base}/dashboard/memories?q={TOKEN}"}
@@ -40,5 +39,3 @@ def test_query_strings_never_reach_the_access_log(tmp_path: Path) -> None:
             log = server.output()
         assert [line for line in expected if line not in log] == []
         assert TOKEN[4:12] not in log and "x-access-token" not in log
-    finally:
-        stop_cluster(home)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import DatabaseHome, manage
 from kenfold.db_functions import model_rows, server_bound
 from memories.models import NOT_IN_VIEWS, Memory
 
@@ -42,16 +42,14 @@ with connection.cursor() as cursor:
 """
 
 
-def test_turned_off_nothing_is_prepared(tmp_path: Path) -> None:
+def test_turned_off_nothing_is_prepared(tmp_path: Path, database_home: DatabaseHome) -> None:
     """KENFOLD_DATABASE_PREPARED=false, for a pooler that hands each transaction another connection:
     the connections get no prepare threshold, and then not even server_bound's statements are prepared."""
-    try:
+    with database_home(tmp_path / "home") as home:
         counted = {
-            value: manage(tmp_path, "shell", "-c", COUNT_PREPARED, KENFOLD_DATABASE_PREPARED=value).stdout
+            value: manage(home, "shell", "-c", COUNT_PREPARED, KENFOLD_DATABASE_PREPARED=value).stdout
             for value in ("true", "false")
         }
-    finally:
-        stop_cluster(tmp_path)
     assert "prepared 1" in counted["true"]
     assert "prepared 0" in counted["false"]
 

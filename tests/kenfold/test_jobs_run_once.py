@@ -13,26 +13,20 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from bench.support.processes import REPO, kenfold_env, manage, stop_cluster
+from bench.support.processes import REPO, kenfold_env, manage
 from tests.provider_servers import Received, Reply, openai_embeddings, provider_server
 
 MEMORIES = 40  # three backfill batches of at most 16 (memories.search.embedding_store: the smallest batch)
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("kenfold-run-once") / "home"
-    try:
-        manage(path, "migrate", "--verbosity", "0", timeout=300)
-        yield path
-    finally:
-        stop_cluster(path)
+def home(module_home: Path) -> Path:
+    return module_home
 
 
 def shell(home: Path, code: str, **extra: str) -> str:

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
@@ -105,13 +104,9 @@ def test_every_variable_read_is_known_and_near_misses_are_matched() -> None:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("lifecycle") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        yield home
-    finally:
-        stop_cluster(home)
+def home(cluster_home: Path) -> Path:
+    """A cluster of the module's own: a test stops the database under a running server."""
+    return cluster_home
 
 
 def _start(home: Path, port: int, log_path: Path, **extra: str) -> subprocess.Popen[str]:

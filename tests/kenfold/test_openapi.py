@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import manage
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 
 OPERATIONS = {
@@ -48,16 +48,11 @@ async def _remember_code(server: KenfoldServer) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {"refs-sync": manage(home, "key", "create", "refs-sync").stdout.strip()}
-        with serve(home, keys) as started:
-            asyncio.run(_remember_code(started))
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {"refs-sync": manage(module_home, "key", "create", "refs-sync").stdout.strip()}
+    with serve(module_home, keys) as started:
+        asyncio.run(_remember_code(started))
+        yield started
 
 
 def test_every_operation_answers_as_the_document_says(server: KenfoldServer, tmp_path: Path) -> None:

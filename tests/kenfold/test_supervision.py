@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -25,10 +25,12 @@ WRITERS = 4
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
-    home = tmp_path / "home"
+def home(tmp_path: Path, own_cluster: Callable[[Path], Path]) -> Iterator[Path]:
+    home = own_cluster(tmp_path / "home")
     try:
-        manage(home, "migrate", "--verbosity", "0", KENFOLD_EMBEDDED_DURABLE="true")
+        # Started durable here: the first process to use the cluster starts it with its own setting, and a
+        # `manage.py` child's is not durable (bench.support.processes.kenfold_env).
+        EmbeddedCluster(home=home, durable=True).start()
         yield home
     finally:
         stop_cluster(home)

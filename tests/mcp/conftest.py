@@ -1,24 +1,27 @@
 """The `server` fixture: a real Kenfold server on a fresh home, one per test module.
 
-The tests of a module share it, so each test keeps to projects (or users) of its own.
+The tests of a module share it, so each test keeps to projects (or users) of its own. Its home is
+`server_home`: a database of the module's own on the run's cluster, unless the module overrides it (a
+module whose tests stop the database takes `cluster_home`).
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import manage
 
 from .support import AGENT_A, AGENT_B, KenfoldServer, serve
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {agent: manage(home, "key", "create", agent).stdout.strip() for agent in (AGENT_A, AGENT_B)}
-        with serve(home, keys) as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server_home(module_home: Path) -> Path:
+    return module_home
+
+
+@pytest.fixture(scope="module")
+def server(server_home: Path) -> Iterator[KenfoldServer]:
+    keys = {agent: manage(server_home, "key", "create", agent).stdout.strip() for agent in (AGENT_A, AGENT_B)}
+    with serve(server_home, keys) as started:
+        yield started

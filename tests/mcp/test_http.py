@@ -5,6 +5,7 @@ so search is full-text only), then authentication and the transport's protection
 """
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -34,6 +35,13 @@ from .support import (
 )
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def server_home(cluster_home: Path) -> Path:
+    """A cluster of the module's own: a test stops the database under the server."""
+    return cluster_home
+
 
 RULE = "The public API paginates with cursors; offset pagination was removed in v2"
 RULE_VARIANT = "  the PUBLIC api paginates with   cursors; offset pagination was removed in V2.  "

@@ -18,9 +18,9 @@ import httpx
 import pytest
 from mcp_types import CallToolResult
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import DatabaseHome, manage
 from tests.mcp.support import call, call_error, mcp_client
-from tests.oauth.support import OAuthServer, grant_tokens, oauth_server, prepare_home
+from tests.oauth.support import PASSWORD, OAuthServer, grant_tokens, oauth_server, set_password
 
 OWN = "github.com/kenfold/limits-own"
 OUTSIDE = "github.com/kenfold/limits-outside"
@@ -62,10 +62,9 @@ def _structured(url: str, token: str, tool: str, **arguments: Any) -> dict[str, 
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    home = tmp_path_factory.mktemp("kenfold-limits") / "home"
-    prepare_home(home)
-    try:
+def world(tmp_path_factory: pytest.TempPathFactory, database_home: DatabaseHome) -> Iterator[World]:
+    with database_home(tmp_path_factory.mktemp("kenfold-limits") / "home") as home:
+        set_password(home, PASSWORD)
         full = manage(home, "key", "create", "owner-agent").stdout.strip()
         limited_key = manage(home, "key", "create", "limited-key", "--project", OWN).stdout.strip()
         hidden_key = manage(
@@ -123,8 +122,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 user_id=user["id"],
                 own_id=own["id"],
             )
-    finally:
-        stop_cluster(home)
 
 
 @pytest.fixture(params=["key", "grant"])

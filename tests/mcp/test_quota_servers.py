@@ -2,12 +2,13 @@
 PostgreSQL, so a key cannot double its quota by spreading its writes over servers, even at once."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import httpx
 import pytest
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import manage
 
 from .support import AGENT_A, KenfoldServer, call, mcp_client, serve, tool_error_text
 
@@ -18,16 +19,11 @@ PER_DAY = 6
 
 
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KenfoldServer, KenfoldServer]]:
-    home = tmp_path_factory.mktemp("kenfold") / "home"
+def two_servers(module_home: Path) -> Iterator[tuple[KenfoldServer, KenfoldServer]]:
     limits = {"KENFOLD_QUOTA_MEMORIES_PER_DAY": str(PER_DAY), "KENFOLD_QUOTA_WRITES_PER_MINUTE": "0"}
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {AGENT_A: manage(home, "key", "create", AGENT_A).stdout.strip()}
-        with serve(home, keys, **limits) as first, serve(home, keys, **limits) as second:
-            yield first, second
-    finally:
-        stop_cluster(home)
+    keys = {AGENT_A: manage(module_home, "key", "create", AGENT_A).stdout.strip()}
+    with serve(module_home, keys, **limits) as first, serve(module_home, keys, **limits) as second:
+        yield first, second
 
 
 async def test_the_daily_quota_holds_across_two_servers_even_for_concurrent_writes(

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
-from bench.support.processes import REPO, kenfold_env
+from bench.support.processes import REPO, home_database, kenfold_env
 from edge.backpressure import DATABASE_STOPPED
 from kenfold.embedded_db import EmbeddedCluster
 
@@ -29,6 +29,12 @@ from .support import (
 )
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def server_home(cluster_home: Path) -> Path:
+    """A cluster of the module's own: tests stop the database under the servers, and start it from stdio."""
+    return cluster_home
 
 
 @asynccontextmanager
@@ -53,6 +59,8 @@ async def stdio_session(
             # The run's server user (`make test` as root names a fresh one): the child must not create
             # and use the default one for a cluster that runs as another.
             **{k: v for k, v in os.environ.items() if k == "KENFOLD_EMBEDDED_SERVER_USER"},
+            # The server's database, when it is not the home's own cluster (tests/conftest.py's module_home).
+            **home_database(server.home),
             **env,
         },
     )

@@ -20,10 +20,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from oauth2_provider import cimd as dot_cimd
 
-from bench.support.processes import stop_cluster
 from oauth.cimd import KenfoldCimdFetcher, normalize_client_metadata
 from tests.mcp.support import call
 from tests.oauth.support import (
+    PASSWORD,
     REDIRECT,
     MemoryStorage,
     OAuthServer,
@@ -31,7 +31,7 @@ from tests.oauth.support import (
     authorize_url,
     oauth_server,
     pkce,
-    prepare_home,
+    set_password,
 )
 
 CLAUDE = {  # as Claude publishes it (notes/oauth.md §3.7)
@@ -165,16 +165,12 @@ def document_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 
 @pytest.fixture(scope="module")
-def cimd_server(tmp_path_factory: pytest.TempPathFactory, document_server: dict) -> Iterator[OAuthServer]:
-    home = tmp_path_factory.mktemp("kenfold-cimd") / "home"
-    prepare_home(home)
+def cimd_server(module_home: Path, document_server: dict) -> Iterator[OAuthServer]:
+    set_password(module_home, PASSWORD)
     app = f"tests.oauth.cimd_seam:application_for('{document_server['config']}')"
-    try:
-        # DCR off: the client can only be known through its document.
-        with oauth_server(home, app=app, KENFOLD_OAUTH_DCR="false") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+    # DCR off: the client can only be known through its document.
+    with oauth_server(module_home, app=app, KENFOLD_OAUTH_DCR="false") as started:
+        yield started
 
 
 def test_sdk_flow_with_a_cimd_client_over_tls(cimd_server: OAuthServer) -> None:

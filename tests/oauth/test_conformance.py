@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.support.processes import REPO, free_port, stop_cluster
-from tests.oauth.support import OAuthServer, oauth_server, owner_decides, prepare_home
+from bench.support.processes import REPO, free_port
+from tests.oauth.support import PASSWORD, OAuthServer, oauth_server, owner_decides, set_password
 
 SUITE = REPO / "tests" / "conformance" / "node_modules"
 NODE = SUITE / ".bin" / "node"
@@ -21,14 +21,10 @@ CONFORMANCE = SUITE / "@modelcontextprotocol" / "conformance" / "dist" / "index.
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OAuthServer]:
-    home = tmp_path_factory.mktemp("kenfold-conformance") / "home"
-    prepare_home(home)
-    try:
-        with oauth_server(home) as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[OAuthServer]:
+    set_password(module_home, PASSWORD)
+    with oauth_server(module_home) as started:
+        yield started
 
 
 def conformance_command(server: OAuthServer, client_id: str, port: int, out: Path) -> list[str]:

@@ -16,7 +16,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
-from bench.support.processes import free_port, manage, stop_cluster
+from bench.support.processes import DatabaseHome, free_port, manage
 from tests.mcp.support import INITIALIZE, MODES, call, mcp_client
 from tests.oauth.support import (
     PASSWORD,
@@ -29,7 +29,7 @@ from tests.oauth.support import (
     oauth_server,
     owner_decides,
     pkce,
-    prepare_home,
+    set_password,
 )
 
 PROJECT = "github.com/kenfold/oauth-e2e"
@@ -41,13 +41,9 @@ HTTP = httpx.Client(timeout=60, limits=httpx.Limits(keepalive_expiry=1.0))
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("kenfold-oauth") / "home"
-    prepare_home(home)
-    try:
-        yield home
-    finally:
-        stop_cluster(home)
+def home(module_home: Path) -> Path:
+    set_password(module_home, PASSWORD)
+    return module_home
 
 
 @pytest.fixture(scope="module")
@@ -206,18 +202,17 @@ def test_security_log_has_events_and_no_secrets(server: OAuthServer) -> None:
 
 # --- two servers, one database --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OAuthServer, OAuthServer]]:
+def pair(
+    tmp_path_factory: pytest.TempPathFactory, database_home: DatabaseHome
+) -> Iterator[tuple[OAuthServer, OAuthServer]]:
     """Two Kenfold processes on one database, as two replicas behind one public URL would be (here each
     has its own loopback URL; the public URL of both is A's, so tokens from either serve on both)."""
-    home = tmp_path_factory.mktemp("kenfold-oauth-pair") / "home"
-    prepare_home(home)
     port_a = free_port()
     public = f"http://127.0.0.1:{port_a}"
-    try:
+    with database_home(tmp_path_factory.mktemp("kenfold-oauth-pair") / "home") as home:
+        set_password(home, PASSWORD)
         with oauth_server(home, port=port_a) as a, oauth_server(home, KENFOLD_PUBLIC_URL=public) as b:
             yield a, b
-    finally:
-        stop_cluster(home)
 
 
 def test_two_servers_share_every_step(pair: tuple[OAuthServer, OAuthServer]) -> None:

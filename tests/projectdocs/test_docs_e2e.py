@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.support.processes import manage, stop_cluster
+from bench.support.processes import manage
 from tests.client.support import Repo
 from tests.mcp.support import KenfoldServer, call, mcp_client, serve
 
@@ -124,18 +124,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KenfoldServer]:
-    home = tmp_path_factory.mktemp("kenfold-docs") / "home"
-    try:
-        manage(home, "migrate", "--verbosity", "0")
-        keys = {
-            "claude-code": manage(home, "key", "create", "claude-code").stdout.strip(),
-            "codex": manage(home, "key", "create", "codex").stdout.strip(),
-        }
-        with serve(home, keys, KENFOLD_EMBED="off") as started:
-            yield started
-    finally:
-        stop_cluster(home)
+def server(module_home: Path) -> Iterator[KenfoldServer]:
+    keys = {
+        "claude-code": manage(module_home, "key", "create", "claude-code").stdout.strip(),
+        "codex": manage(module_home, "key", "create", "codex").stdout.strip(),
+    }
+    with serve(module_home, keys, KENFOLD_EMBED="off") as started:
+        yield started
 
 
 @pytest.fixture
