@@ -462,7 +462,12 @@ _WEAK_KEY_NAME_WORDS = frozenset(
 _WEAK_NAME_HEX_KEY_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 # Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
-_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
+_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_|cs_(?:live|test)_")
+
+
+# "sha256=<hex>", "sha512-<base64>", "md5:<hex>": a digest (webhook signatures, integrity hashes, image
+# digests) under whatever name it is kept.
+_DIGEST_RE = re.compile(r"(?:sha|md5|blake|h1)[0-9-]*[=:-][A-Za-z0-9+/_-]{16,}+=*+$", re.IGNORECASE)
 
 
 _PROSE_WORD_RE = re.compile(r"[^\W\d_]")
@@ -477,6 +482,12 @@ def _is_weak_key_name(name: str) -> bool:
     return bool(words & _WEAK_KEY_NAME_WORDS)
 
 
+def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
+    # "session=<id>" and "X-Signature: <value>" assign; "session <id> expired" is prose naming an id.
+    separator = match["separator"]
+    return (separator.strip() != "" and _PROSE_WORD_RE.search(separator) is None) or match["name"].startswith("-")
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
     # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
@@ -489,8 +500,10 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
 
 
 def _is_assigned_value(match: re.Match[str], value: str) -> bool:
-    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value):
+    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value) or _DIGEST_RE.match(value):
         return False
+    if match.groupdict().get("random") is not None:
+        return _is_assigned_by_symbol(match) and _looks_random_or_id_and_secret(value)
     if match["weak"] is not None:
         return not _is_weak_key_name(match["name"]) and (
             _looks_random_or_id_and_secret(value)
@@ -530,15 +543,23 @@ _SECRET_NAME_SUFFIX = (
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
     r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
-    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS.
-    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))))"
+    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS. In a
+    # query string a bare "key" or "appid" is the caller's key (Google Maps, OpenWeather).
+    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))"
+    r"|(?<=[?&;])(?:key|appid|app_id)(?==))"
+    # Names of values that grant access only when they are random: a signature, a session or cookie, an
+    # auth value. Such names also hold digests, ids and words, so hex, UUIDs and passwords do not count.
+    r"|(?P<random>(?<![A-Za-z])(?:sig(?:nature)?|session(?:[_.-]?(?:id|key|token|secret))?|sid|cookie|auth"
+    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
 # (longer than any real invocation before "-p"), which keeps a line of repeated command names linear.
 # Every secret name ends in one of these words: texts without any (most prose, most config) skip the
 # assignment rules, the costliest of all, since their pattern may start at any word.
-_SECRET_NAME_WORD_RE = re.compile(r"pass|pwd|secret|token|credential|pat|key|certificate", re.IGNORECASE)
+_SECRET_NAME_WORD_RE = re.compile(
+    r"pass|pwd|secret|token|credential|pat|key|certificate|sig|session|sid|cookie|auth|bearer|app_?id", re.IGNORECASE
+)
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
     r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|helm) login)"
@@ -1531,6 +1552,8 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
+    if match.groupdict().get("random") is not None:
+        return _is_assigned_by_symbol(match) and _looks_random_or_id_and_secret(value)
     qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
@@ -1679,7 +1702,7 @@ class NestedFinding:
 
 def _is_secret_name(name: str) -> bool:
     found = _SECRET_NAME_RE.fullmatch(name)
-    return found is not None and found["weak"] is None
+    return found is not None and found["weak"] is None and found["random"] is None
 
 
 def _is_secret_under_name(value: str) -> bool:
