@@ -62,8 +62,11 @@ class _Rule:
     word_start: bool = False
     # A rule whose pattern cannot start with a literal runs only on texts that contain this string...
     hint: str | None = None
-    # ... or in which this pattern finds something (a C-speed search for the words its pattern needs).
+    # ... or in which this pattern finds something (a C-speed search for the words its pattern needs)...
     hint_pattern: re.Pattern[str] | None = None
+    # ... or that contain one of these words in any case: str.find on the lowered text, ten times faster
+    # than a case-insensitive alternation, which Python's regex engine tries at every position.
+    hint_words: tuple[str, ...] | None = None
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -482,10 +485,27 @@ def _is_weak_key_name(name: str) -> bool:
     return bool(words & _WEAK_KEY_NAME_WORDS)
 
 
+_COOKIE_SEPARATOR_RE = re.compile(r"\s*+:\s*+[A-Za-z0-9_.-]++=")
+
+
 def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
-    # "session=<id>" and "X-Signature: <value>" assign; "session <id> expired" is prose naming an id.
+    # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
+    # prose naming an id.
     separator = match["separator"]
-    return (separator.strip() != "" and _PROSE_WORD_RE.search(separator) is None) or match["name"].startswith("-")
+    return (
+        (separator.strip() != "" and _PROSE_WORD_RE.search(separator) is None)
+        or _COOKIE_SEPARATOR_RE.fullmatch(separator) is not None
+        or match["name"].startswith("-")
+    )
+
+
+def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
+    # Hex under such a name is a digest (a webhook's HMAC of its payload) or an id far more often than a key.
+    return (
+        _is_assigned_by_symbol(match)
+        and _PURE_HEX_RE.fullmatch(value) is None
+        and _looks_random_or_id_and_secret(value)
+    )
 
 
 def _is_assigned_secret(match: re.Match[str]) -> bool:
@@ -503,7 +523,7 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value) or _DIGEST_RE.match(value):
         return False
     if match.groupdict().get("random") is not None:
-        return _is_assigned_by_symbol(match) and _looks_random_or_id_and_secret(value)
+        return _is_random_under_access_name(match, value)
     if match["weak"] is not None:
         return not _is_weak_key_name(match["name"]) and (
             _looks_random_or_id_and_secret(value)
@@ -557,13 +577,81 @@ _SECRET_NAME_SUFFIX = (
 # (longer than any real invocation before "-p"), which keeps a line of repeated command names linear.
 # Every secret name ends in one of these words: texts without any (most prose, most config) skip the
 # assignment rules, the costliest of all, since their pattern may start at any word.
-_SECRET_NAME_WORD_RE = re.compile(
-    r"pass|pwd|secret|token|credential|pat|key|certificate|sig|session|sid|cookie|auth|bearer|app_?id", re.IGNORECASE
-)
+_SECRET_NAME_WORDS = (
+    "pass", "pwd", "secret", "token", "credential", "pat", "key", "certificate", "sig", "session", "sid", "cookie",
+    "auth", "bearer", "appid", "app_id",
+)  # fmt: skip
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
     r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|helm) login)"
 )
+
+# After a secret's name, besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
+# a table's "|" between the name's cell and the value's, "," between call arguments
+# (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
+# after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
+# command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
+_ASSIGNMENT_TAIL = (
+    r"[\"'`]?(?:\*\*)?[\]}]?"
+    r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
+    r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
+    r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
+    r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
+    # Prose: one to three short words without digits between the name and the value ("is", "is nu",
+    # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
+    # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
+    r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
+    # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
+    r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
+    r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
+    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})"
+)
+
+# A secret's name in other languages, written out in prose or as a field's label ("Das Passwort lautet ...",
+# "密码：...", "トークンは..."). Scripts written without spaces (Chinese, Japanese, Korean, Thai) glue the name
+# to what comes before it; the others start it at a word.
+_FOREIGN_PASSWORD_WORDS = (
+    "passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha", "palavra-passe", "wachtwoord",
+    "hasło", "haslo", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "jelszó", "jelszo",
+    "şifre", "sifre", "parolă", "parola", "kata sandi", "kata laluan", "mật khẩu", "пароль", "κωδικός",
+    "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
+)  # fmt: skip
+_FOREIGN_SECRET_WORDS = (
+    "schlüssel", "zugangsdaten", "clé", "jeton", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
+    "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
+    "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
+)  # fmt: skip
+_UNSPACED_PASSWORD_WORDS = ("密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호", "รหัสผ่าน")
+_UNSPACED_SECRET_WORDS = (
+    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "토큰", "시크릿", "비밀 키",
+    "โทเค็น",
+)  # fmt: skip
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(word) for word in words)
+
+
+_FOREIGN_NAME = (
+    r"(?P<name>(?<![^\W\d_])(?:(?P<password>" + _alternation(_FOREIGN_PASSWORD_WORDS) + r")"
+    r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))(?![^\W\d_])"
+    r"|(?P<unspaced_password>" + _alternation(_UNSPACED_PASSWORD_WORDS) + r")"
+    r"|(?P<unspaced>" + _alternation(_UNSPACED_SECRET_WORDS) + r"))(?P<weak>(?!))?(?P<random>(?!))?"
+)
+_FOREIGN_NAME_WORDS = (
+    _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + _UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS
+)
+
+
+def _is_value_under_foreign_name(match: re.Match[str]) -> bool:
+    value = match["value"]
+    if _is_placeholder(value) or _DIGEST_RE.match(value) or _PURE_HEX_RE.fullmatch(value):
+        return False
+    if _looks_random_or_id_and_secret(value):
+        return True
+    password = match["password"] is not None or match["unspaced_password"] is not None
+    return password and _looks_like_password(value)
+
 
 _RULES: tuple[_Rule, ...] = (
     _Rule(
@@ -1173,31 +1261,23 @@ _RULES: tuple[_Rule, ...] = (
         # Starts at the beginning of the text or after whitespace, an opening delimiter, a query string's
         # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=...") or a ":" (PowerShell's
         # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
-        # space and may contain "-". Besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
-        # a table's "|" between the name's cell and the value's, "," between call arguments
-        # (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
-        # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
-        # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
+        # space and may contain "-". The separators: _ASSIGNMENT_TAIL.
         re.compile(
             r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
-            + r")[\"'`]?(?:\*\*)?[\]}]?"
-            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
-            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
-            r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
-            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
-            # Prose: one to three short words without digits between the name and the value ("is", "is nu",
-            # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
-            # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
-            r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
-            # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
-            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
-            r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-            r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})",
+            + r")"
+            + _ASSIGNMENT_TAIL,
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
-        hint_pattern=_SECRET_NAME_WORD_RE,
+        hint_words=_SECRET_NAME_WORDS,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        re.compile(_FOREIGN_NAME + _ASSIGNMENT_TAIL, re.IGNORECASE),
+        accepts=_is_value_under_foreign_name,
+        hint_words=_FOREIGN_NAME_WORDS,
     ),
     _Rule(
         "secret-assignment",
@@ -1279,6 +1359,10 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
         return
     if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
         return
+    if rule.hint_words is not None:
+        lowered = text.lower()
+        if not any(word in lowered for word in rule.hint_words):
+            return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
     while (match := rule.pattern.search(text, position)) is not None:
@@ -1553,7 +1637,7 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
     if match.groupdict().get("random") is not None:
-        return _is_assigned_by_symbol(match) and _looks_random_or_id_and_secret(value)
+        return _is_random_under_access_name(match, value)
     qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
