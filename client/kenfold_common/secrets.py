@@ -415,6 +415,7 @@ _NOT_SECRET_PREFIXES = (
 )
 _MAX_TOKEN_PREFIX = 30
 _MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
+_MIN_DOTTED_TOKEN_PART = 20
 
 
 def _is_prefixed_random_token(match: re.Match[str]) -> bool:
@@ -427,7 +428,13 @@ def _is_prefixed_random_token(match: re.Match[str]) -> bool:
     if text[match.end() : match.end() + 1] in ("+", "/", "="):
         return False
     prefix = text[start:separator]
-    body = match["body"]
+    body = match["body"].rstrip(".")
+    if "." in body:
+        # Dotted names ("org.springframework.security...JwtAuthenticationProvider") are words; a dotted token
+        # has a random part of its own.
+        body = max(body.split("."), key=len)
+        if len(body) < _MIN_DOTTED_TOKEN_PART:
+            return False
     return (
         _TOKEN_PREFIX_RE.fullmatch(prefix) is not None
         and prefix.lower().split("_")[0].split("-")[0] not in _NOT_SECRET_PREFIXES
@@ -1348,7 +1355,8 @@ _RULES: tuple[_Rule, ...] = (
         # the prefix before it and the body's randomness are checked afterwards.
         # The end of the body (not followed by base64's "+/=") is checked afterwards too: in the pattern, a
         # failure there would start the run over from its next separator, quadratic in the run's length.
-        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9][A-Za-z0-9_-]{29,}+)"),
+        # A dot separates the parts of some ("sk.live.<body>", "<id>.<secret>") as well.
+        re.compile(r"(?<=[A-Za-z0-9])[_.-](?P<body>[A-Za-z0-9][A-Za-z0-9_.-]{29,}+)"),
         accepts=_is_prefixed_random_token,
     ),
 )
