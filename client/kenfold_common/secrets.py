@@ -294,6 +294,14 @@ def _is_random_non_placeholder(match: re.Match[str]) -> bool:
     return not _is_placeholder(value) and _looks_random(value)
 
 
+def _is_authorization_value(match: re.Match[str]) -> bool:
+    # Any scheme or none ("Bearer", "Splunk", "SSWS", a bare key): the header holds the caller's credential.
+    value = match["value"]
+    if _is_placeholder(value) or (match["scheme"] or "").lower() in ("digest", "negotiate"):
+        return False
+    return _looks_random(value)
+
+
 def _is_real_token(match: re.Match[str]) -> bool:
     return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
 
@@ -628,7 +636,17 @@ _FOREIGN_SECRET_WORDS = (
     "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
     "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
 )  # fmt: skip
-_UNSPACED_PASSWORD_WORDS = ("密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "패스워드", "암호", "รหัสผ่าน")
+_UNSPACED_PASSWORD_WORDS = (
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "비밀번호",
+    "패스워드",
+    "암호",
+    "รหัสผ่าน",
+)
 _UNSPACED_SECRET_WORDS = (
     "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "토큰", "시크릿", "비밀 키",
     "โทเค็น",
@@ -658,6 +676,77 @@ def _is_value_under_foreign_name(match: re.Match[str]) -> bool:
         return True
     password = match["password"] is not None or match["unspaced_password"] is not None
     return password and _looks_like_password(value)
+
+
+_NEARBY_ENGLISH_NAMES = (
+    "key", "keys", "token", "tokens", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "credential",
+    "credentials", "apikey", "bearer", "cookie", "signature",
+)  # fmt: skip
+_NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
+_NEARBY_HINT_WORDS = (
+    "key",
+    "token",
+    "secret",
+    "pass",
+    "pwd",
+    "credential",
+    "bearer",
+    "cookie",
+    "signature",
+) + (_FOREIGN_NAME_WORDS)
+_MIN_NEARBY_ENTROPY_BITS = 4.2
+# What stands between a name and a value that is not the secret: the value is a public key, an id or a
+# fingerprint of one ("the key id ...", "public key ...").
+_NEARBY_NOT_SECRET_RE = re.compile(
+    r"\b(?:id|ids|public|pub|fingerprint|hash|digest|checksum|name|named|file|path|ref|reference|version|arn)\b",
+    re.IGNORECASE,
+)
+
+
+_IDENTIFIER_RUN_RE = re.compile(r"[A-Za-z0-9_.-]*+")
+
+
+def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
+    text, value = match.string, match["value"].rstrip("=")
+    # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets.
+    start = match.start("name")
+    while start > 0 and (_is_word_character(text[start - 1]) or text[start - 1] in ".-"):
+        start -= 1
+    identifier = text[start : _IDENTIFIER_RUN_RE.match(text, match.end("name")).end()]  # type: ignore[union-attr]
+    before = text[max(0, start - 12) : start].lower()
+    if (
+        _is_weak_key_name(identifier)
+        or _NEARBY_NOT_SECRET_RE.search(match["gap"])
+        or "public" in before
+        or "pub" in before
+    ):
+        return False
+    # "sha256:<base64>" and "sha512-<base64>" are digests, "$2b$12$<salt and hash>" a password hash, "AAAA..."
+    # the wire form of an SSH public key.
+    lead = text[max(0, match.start("value") - 8) : match.end("value")]
+    if _DIGEST_RE.search(lead) or value.startswith("AAAA"):
+        return False
+    # After "%" the run starts inside a percent-escape (the normalized reading reads it); after "$" it is
+    # part of a password hash; after "vault:" or "ref:" it is where the secret is kept.
+    marker = text[match.start("value") - 1]
+    if marker in "%$" or (
+        marker == ":"
+        and match.start("value") - 1 > match.end("name")
+        and _is_word_character(text[match.start("value") - 2])
+    ):
+        return False
+    # Base64 of a JSON object ("eyJhbGciOi...", a JWT's header alone) or of prose is read by the base64
+    # layer, not judged as a key; base64 of a key alone is still the key.
+    decoded = _decoded_base64(value)
+    if decoded is not None and (decoded.lstrip()[:1] in ("{", "[", "<") or " " in decoded.strip()):
+        return False
+    return (
+        not _is_placeholder(value)
+        and not _is_placeholder_body(value)
+        and {"upper", "lower", "digit"} <= _character_classes(value)
+        and _looks_random(value)
+        and _shannon_entropy(value) >= _MIN_NEARBY_ENTROPY_BITS
+    )
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -1223,15 +1312,23 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_url_password,
     ),
     _Rule(
+        "url-credentials",
+        "token in a URL",
+        # A token as the URL's user name, with no password (https://<token>@github.com/...).
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<value>[A-Za-z0-9_~.-]{20,})@"),
+        accepts=_is_random_non_placeholder,
+        hint="@",
+    ),
+    _Rule(
         "authorization-header",
         "credential in an Authorization header",
         # The optional quote before the colon admits JSON and dict literals: {"Authorization": "Bearer ..."}.
         re.compile(
-            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:bearer|basic|token|bot|ssws|apikey)\s++"
+            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,30})\s++)?"
             r"(?P<value>[A-Za-z0-9._~+/=-]{16,})",
             re.IGNORECASE,
         ),
-        accepts=_is_random_non_placeholder,
+        accepts=_is_authorization_value,
     ),
     _Rule(
         "docker-auth",
@@ -1345,6 +1442,20 @@ _RULES: tuple[_Rule, ...] = (
         hint_pattern=re.compile(
             r"(?:password|passphrase|secret|token|key)\x20(?:is|was|=|:)\x20", re.IGNORECASE
         ),
+    ),
+    _Rule(
+        "secret-nearby",
+        "credential next to a secret's name",
+        # The last resort for forms no rule above knows ("use the key \"<key>\" when calling", "token (prod)
+        # → <key>"): a long run of random letters and digits within a few words after a secret's name, in
+        # any language. The run must be far more random than a value under a name has to be.
+        re.compile(
+            r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,40}?)"
+            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+)",
+            re.IGNORECASE,
+        ),
+        accepts=_is_random_near_a_secret_name,
+        hint_words=_NEARBY_HINT_WORDS,
     ),
     _Rule(
         "prefixed-token",
@@ -1509,8 +1620,12 @@ def _normalized_reading(text: str) -> _Reading | None:
 
 
 def _starts_a_key(text: str, position: int) -> bool:
+    # "==" and a "=" that closes the string or the call ('...aSQ=")') are base64 padding, the token's end.
     follows = text[position : position + 2]
-    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==")
+    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==" and follows[1:] not in _PADDING_END)
+
+
+_PADDING_END = ("", '"', "'", "`", ")", ",", ";")
 
 
 def _looks_like_a_token_run(run: str) -> bool:
