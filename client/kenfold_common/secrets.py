@@ -113,6 +113,11 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         # kubeadm's documented bootstrap token.
         "abcdef.0123456789abcdef",
+        # The Azurite storage emulator's account key, the same in every installation.
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+        # jwt.io's example token, quoted in countless tutorials.
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+        ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         # The Azure Cosmos DB emulator's key, the same in every installation.
         "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
     }
@@ -292,6 +297,15 @@ def _is_url_password(match: re.Match[str]) -> bool:
 def _is_random_non_placeholder(match: re.Match[str]) -> bool:
     value = match["value"]
     return not _is_placeholder(value) and _looks_random(value)
+
+
+_CLIENT_DSN_RE = re.compile(r"\bdsn[\"']?\s*+:\s*+[\"'`]$")
+
+
+def _is_client_side_dsn(match: re.Match[str]) -> bool:
+    # Sentry documents the DSN as safe to ship in browser and mobile code, where an SDK's init options hold
+    # it ("Sentry.init({ dsn: '...' })"); in a server's environment (SENTRY_DSN=...) it is kept as a secret.
+    return _CLIENT_DSN_RE.search(match.string, max(0, match.start() - 12), match.start()) is not None
 
 
 def _is_authorization_value(match: re.Match[str]) -> bool:
@@ -480,7 +494,7 @@ _WEAK_KEY_NAME_WORDS = frozenset(
 _WEAK_NAME_HEX_KEY_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 # Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
-_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_|cs_(?:live|test)_")
+_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_|cs_(?:live|test)_|pk\.eyJ")
 
 
 # "sha256=<hex>", "sha512-<base64>", "md5:<hex>": a digest (webhook signatures, integrity hashes, image
@@ -706,23 +720,41 @@ _NEARBY_NOT_SECRET_RE = re.compile(
 _IDENTIFIER_RUN_RE = re.compile(r"[A-Za-z0-9_.-]*+")
 
 
+# Words after a secret's name in one identifier that make it something else: "password_hash", "token_count",
+# "key_id", "secret_name".
+_NOT_SECRET_SUFFIX_WORDS = frozenset(
+    {"hash", "id", "ids", "count", "file", "path", "name", "type", "url", "length", "ttl", "expiry", "expires",
+     "version", "format", "header", "prefix", "ref", "arn", "fingerprint", "endpoint", "policy", "rotation",
+     "digest", "checksum", "md5", "sha1", "sha256", "sha512"}
+)  # fmt: skip
+# A word before a key's name in prose that says which secret it is ("the dd api key", "the routing key").
+_KEY_QUALIFIERS = frozenset(
+    {"api", "app", "access", "secret", "private", "admin", "auth", "master", "account", "service", "signing",
+     "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
+)  # fmt: skip
+_LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
+
+
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     text, value = match.string, match["value"].rstrip("=")
-    # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets.
+    # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
+    # "PAGERDUTY_ROUTING_KEY" says which key it is.
     start = match.start("name")
     while start > 0 and (_is_word_character(text[start - 1]) or text[start - 1] in ".-"):
         start -= 1
-    identifier = text[start : _IDENTIFIER_RUN_RE.match(text, match.end("name")).end()]  # type: ignore[union-attr]
+    end = _IDENTIFIER_RUN_RE.match(text, match.end("name")).end()  # type: ignore[union-attr]
+    identifier, after = text[start:end], text[match.end("name") : end]
+    name = match["name"].lower()
     before = text[max(0, start - 12) : start].lower()
     if (
-        _is_weak_key_name(identifier)
+        {word.lower() for word in _NAME_WORD_RE.findall(after)} & _NOT_SECRET_SUFFIX_WORDS
+        or (name in ("key", "keys") and _is_weak_key_name(identifier))
         or _NEARBY_NOT_SECRET_RE.search(match["gap"])
         or "public" in before
         or "pub" in before
     ):
         return False
-    # "sha256:<base64>" and "sha512-<base64>" are digests, "$2b$12$<salt and hash>" a password hash, "AAAA..."
-    # the wire form of an SSH public key.
+    # "sha256:<base64>" and "sha512-<base64>" are digests, "AAAA..." the wire form of an SSH public key.
     lead = text[max(0, match.start("value") - 8) : match.end("value")]
     if _DIGEST_RE.search(lead) or value.startswith("AAAA"):
         return False
@@ -740,10 +772,21 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     decoded = _decoded_base64(value)
     if decoded is not None and (decoded.lstrip()[:1] in ("{", "[", "<") or " " in decoded.strip()):
         return False
+    # "DATABASE_URL=postgres" is an assignment of its own, not a token.
+    if "=" in value or _is_placeholder(value) or _is_placeholder_body(value) or _PUBLIC_VALUE_RE.match(value):
+        return False
+    # A name that says which secret it is ("SPLUNK_HEC_TOKEN", "the dd api key") makes a UUID or key-sized
+    # hex a few words later the key, as it does right after the name.
+    qualifier = _LAST_WORD_RE.search(text, max(0, start - 16), start)
+    qualified = (len(_NAME_WORD_RE.findall(identifier)) > 1 and not _is_bare_name(identifier)) or (
+        qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
+    )
+    if qualified and (
+        _is_key_under_qualified_name(identifier, value) or _looks_random_or_id_and_secret(value)
+    ):
+        return True
     return (
-        not _is_placeholder(value)
-        and not _is_placeholder_body(value)
-        and {"upper", "lower", "digit"} <= _character_classes(value)
+        {"upper", "lower", "digit"} <= _character_classes(value)
         and _looks_random(value)
         and _shannon_entropy(value) >= _MIN_NEARBY_ENTROPY_BITS
     )
@@ -1302,7 +1345,7 @@ _RULES: tuple[_Rule, ...] = (
         "Sentry DSN key",
         # The key is the DSN's user name (32 hex digits), with no password after it.
         re.compile(r"https?://(?P<value>[0-9a-f]{32})@", re.IGNORECASE),
-        accepts=_is_real_key,
+        accepts=lambda match: _is_real_key(match) and not _is_client_side_dsn(match),
     ),
     _Rule(
         "url-credentials",
