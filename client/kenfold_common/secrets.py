@@ -308,12 +308,37 @@ def _is_client_side_dsn(match: re.Match[str]) -> bool:
     return _CLIENT_DSN_RE.search(match.string, max(0, match.start() - 12), match.start()) is not None
 
 
+def _is_key_shaped(value: str) -> bool:
+    """A value that is a key on its own, with no name beside it: random, a UUID, key-sized hex, or a long
+    single-case key with digits (Quay's robot tokens)."""
+    return not _is_placeholder(value) and (
+        _looks_random(value)
+        or _UUID_RE.fullmatch(value) is not None
+        or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        or (
+            _SINGLE_CASE_KEY_RE.fullmatch(value) is not None
+            and len(value) >= _MIN_SINGLE_CASE_KEY_LENGTH
+            and sum(char.isdigit() for char in value) >= _MIN_SINGLE_CASE_KEY_DIGITS
+        )
+    )
+
+
+def _is_percent_encoded_key(match: re.Match[str]) -> bool:
+    # Letters and digits never need percent-encoding: a key whose every character is escaped was hidden.
+    decoded = "".join(chr(int(escape[1:], 16)) for escape in re.findall(r"%[0-9A-Fa-f]{2}", match[0]))
+    return _ENCODED_KEY_CHARS_RE.fullmatch(decoded) is not None and _is_key_shaped(decoded)
+
+
+_ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
 def _is_authorization_value(match: re.Match[str]) -> bool:
-    # Any scheme or none ("Bearer", "Splunk", "SSWS", a bare key): the header holds the caller's credential.
+    # Any scheme or none ("Bearer", "Splunk", "SSWS", a bare key): the header holds the caller's credential,
+    # a UUID after a scheme too (Splunk's HEC tokens).
     value = match["value"]
     if _is_placeholder(value) or (match["scheme"] or "").lower() in ("digest", "negotiate"):
         return False
-    return _looks_random(value)
+    return _looks_random(value) or (match["scheme"] is not None and _UUID_RE.fullmatch(value) is not None)
 
 
 def _is_real_token(match: re.Match[str]) -> bool:
@@ -486,8 +511,8 @@ def _is_command_line_password(match: re.Match[str]) -> bool:
 _WEAK_KEY_NAME_WORDS = frozenset(
     {
         "public", "pub", "cache", "partition", "sort", "primary", "foreign", "idempotency", "dedup", "dedupe",
-        "row", "hash", "lookup", "object", "s3", "kms", "routing", "shard", "entry", "map", "index", "unique",
-        "cursor", "page", "group", "message", "event", "request", "storage", "bucket", "file", "ssh", "gpg",
+        "row", "hash", "lookup", "object", "s3", "kms", "shard", "entry", "map", "index", "unique",
+        "cursor", "page", "group", "message", "event", "request", "bucket", "file", "ssh", "gpg",
         "search", "site", "client", "publishable", "anon", "sign", "verify", "kid", "id", "hot", "sequence",
     }
 )  # fmt: skip
@@ -589,7 +614,8 @@ _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 # The "[_-]?" forms admit camelCase JSON keys ("secretKey", "apiKey"). The key names are ours beyond the
 # spec's: Django's SECRET_KEY, Rails' secret_key_base, and the usual names of encryption and signing keys.
 _SECRET_NAME_SUFFIX = (
-    r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
+    # redis.conf's "requirepass" and "masterauth" take the server's password.
+    r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass|requirepass|masterauth)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
     r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
     # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS. In a
@@ -1238,7 +1264,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "telegram-bot-token",
         "Telegram bot token",
-        re.compile(r"(?<![A-Za-z0-9_:])\d{8,10}:(?P<body>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+        # Bare, or in the Bot API's URLs (https://api.telegram.org/bot<token>/getUpdates).
+        re.compile(r"(?:(?<=bot)|(?<![A-Za-z0-9_:]))\d{8,10}:(?P<body>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
         accepts=_is_real_token,
         hint=":AA",
     ),
@@ -1257,7 +1284,9 @@ _RULES: tuple[_Rule, ...] = (
         "Azure client secret",
         # Entra ID secrets: 3 characters, a digit and "Q~", then 31 to 34 more.
         re.compile(
-            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~(?P<body>[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~(?P<body>[A-Za-z0-9_~.-]{31,34})"
+            # A sentence's full stop may follow it.
+            r"(?![A-Za-z0-9_~-]|\.[A-Za-z0-9_~.-])"
         ),
         accepts=_is_real_token,
         hint="Q~",
@@ -1393,12 +1422,64 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_non_placeholder,
     ),
     _Rule(
+        "encoded-key",
+        "credential percent-encoded character by character",
+        re.compile(r"(?:%[0-9A-Fa-f]{2}){16,}+"),
+        accepts=_is_percent_encoded_key,
+        hint="%",
+    ),
+    _Rule(
+        "user-and-password",
+        "password in a user:password pair",
+        # A .pgpass line (host:port:database:user:password) and curl's, wget's or httpie's "-u user:password".
+        re.compile(
+            r"(?:(?<![^\s\"'=])[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}"
+            r"|(?<![A-Za-z0-9_-])(?:-u|--user|--auth|-a)[\s=]++[\"']?[^\s:\"'$]{1,64}):(?P<value>[^\s\"'@]{6,})"
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (
+                _looks_random(match["value"])
+                or _looks_like_password(match["value"])
+                or _KEY_SIZED_HEX_RE.fullmatch(match["value"]) is not None
+            )
+        ),
+        hint=":",
+    ),
+    _Rule(
+        "sql-password",
+        "password in an SQL statement",
+        # CREATE/ALTER USER ... IDENTIFIED BY '...' (MySQL, Oracle), ... PASSWORD '...' (PostgreSQL).
+        re.compile(
+            r"(?:IDENTIFIED(?:\s++WITH\s++\w+)?\s++BY(?:\s++PASSWORD)?|(?<![A-Za-z_])PASSWORD)\s++'(?P<value>[^'\s]{6,})'",
+            re.IGNORECASE,
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (_looks_random(match["value"]) or _looks_like_password(match["value"]))
+        ),
+        hint_words=("identified", "password"),
+    ),
+    _Rule(
+        "login-key",
+        "API key on a login command line",
+        # "wandb login <key>", "<cli> login --token <key>": a key-sized value right after "login".
+        re.compile(
+            r"(?<![A-Za-z0-9_-])login\s++(?:--?[A-Za-z-]++[\s=]++)?(?P<value>[A-Za-z0-9_-]{32,})(?![A-Za-z0-9_-])"
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (_looks_random(match["value"]) or _WEAK_NAME_HEX_KEY_RE.fullmatch(match["value"]) is not None)
+        ),
+        hint="login",
+    ),
+    _Rule(
         "command-line-password",
         "password on a command line",
         re.compile(
             _WORD_START
             + _PASSWORD_COMMANDS
-            + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++)?+[\"']?(?P<value>[^\s\"'`]+)"
+            + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++|=)?+[\"']?(?P<value>[^\s\"'`]+)"
         ),
         accepts=_is_command_line_password,
     ),
@@ -1820,7 +1901,17 @@ _MASK_WORDS = (
     "example", "sample", "test", "demo", "dummy", "fake", "xxxx", "your", "changeme", "placeholder", "redacted"
 )  # fmt: skip
 _CONTEXT_RULE_IDS = frozenset(
-    {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
+    {
+        "private-key",
+        "url-credentials",
+        "authorization-header",
+        "npm-auth-token",
+        "command-line-password",
+        "user-and-password",
+        "sql-password",
+        "login-key",
+        "secret-nearby",
+    }
 )
 _MASKED_RULES: tuple[_Rule, ...] = tuple(
     rule if rule.id != "secret-assignment" else replace(rule, accepts=_is_masked_key_under_qualified_name)
@@ -1895,7 +1986,15 @@ def find_secrets(text: str) -> list[SecretFinding]:
             for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
                 claims.claim(rule, *span, "base64-decoded")
                 break
+            else:
+                # Base64 of a key alone, with no name ("base64 so the scanner leaves it alone: ..."): nothing
+                # else is encoded as one run of key characters.
+                if _ENCODED_KEY_CHARS_RE.fullmatch(decoded) is not None and _is_key_shaped(decoded):
+                    claims.claim(_ENCODED_KEY_RULE, *span, "base64-decoded")
     return claims.findings()
+
+
+_ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
 
 
 def redact_secrets(text: str) -> str:
