@@ -1040,7 +1040,7 @@ _RULES: tuple[_Rule, ...] = (
             ("artifactory-key", "Artifactory API key", r"AKCp(?P<body>[A-Za-z0-9]{69})"),
             ("clojars-token", "Clojars token", r"CLOJARS_(?P<body>[a-z0-9]{60})"),
             ("newrelic-key", "New Relic key", r"NR(?:AK|II|JS)-(?P<body>[A-Za-z0-9]{19,32})"),
-            ("sentry-token", "Sentry auth token", r"sntry[us]_(?P<body>[A-Za-z0-9+/=_]{40,})"),
+            ("sentry-token", "Sentry auth token", r"sntry[us]_(?P<body>[A-Za-z0-9+/=_-]{40,})"),
             ("grafana-token", "Grafana token", r"gl(?:sa|c)_(?P<body>[A-Za-z0-9+/_]{32,}+=*+)"),
             ("dynatrace-token", "Dynatrace token", r"dt0[a-z]\d{2}\.(?P<body>[A-Z0-9]{24}\.[A-Z0-9]{64})"),
             ("groq-key", "Groq API key", r"gsk_(?P<body>[A-Za-z0-9]{52})"),
