@@ -545,6 +545,9 @@ def _is_weak_key_name(name: str) -> bool:
 _COOKIE_SEPARATOR_RE = re.compile(r"\s*+:\s*+[A-Za-z0-9_.-]++=")
 
 
+_NETRC_LOGIN_RE = re.compile(r"\bmachine\s++\S++\s++login\s++\S++\s++$")
+
+
 def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
     # prose naming an id.
@@ -601,7 +604,11 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
     # An EDN or Clojure keyword (":db-password") is a map key: the space after it assigns.
     keyword = match.string[match.start("name") - 1 : match.start("name")] == ":"
-    assigned = match["separator"].strip() != "" or match["name"].startswith("-") or keyword
+    # A .netrc line: "machine <host> login <user> password <password>".
+    netrc = _NETRC_LOGIN_RE.search(match.string, max(0, match.start("name") - 80), match.start("name"))
+    assigned = (
+        match["separator"].strip() != "" or match["name"].startswith("-") or keyword or netrc is not None
+    )
     return match["password"] is not None and assigned and _looks_like_password(value)
 
 
@@ -740,7 +747,8 @@ _MIN_NEARBY_ENTROPY_BITS = 4.2
 # What stands between a name and a value that is not the secret: the value is a public key, an id or a
 # fingerprint of one ("the key id ...", "public key ...").
 _NEARBY_NOT_SECRET_RE = re.compile(
-    r"\b(?:id|ids|public|pub|fingerprint|hash|digest|checksum|name|named|file|path|ref|reference|version|arn)\b",
+    r"\b(?:id|ids|public|pub|fingerprint|hash|digest|checksum|name|named|file|path|ref|reference|version|arn"
+    r"|commit|sha|revision|build)\b",
     re.IGNORECASE,
 )
 
@@ -809,9 +817,8 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     qualified = (len(_NAME_WORD_RE.findall(identifier)) > 1 and not _is_bare_name(identifier)) or (
         qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
     )
-    if qualified and (
-        _is_key_under_qualified_name(identifier, value) or _looks_random_or_id_and_secret(value)
-    ):
+    named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
+    if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
     return (
         {"upper", "lower", "digit"} <= _character_classes(value)
@@ -1478,6 +1485,17 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "command-line-password",
         "password on a command line",
+        # PowerShell's ConvertTo-SecureString "<password>" -AsPlainText.
+        re.compile(
+            r"ConvertTo-SecureString\s++(?:-String\s++)?[\"'](?P<value>[^\"'\s]{6,})[\"']\s++-AsPlainText",
+            re.IGNORECASE,
+        ),
+        accepts=_is_command_line_password,
+        hint_words=("convertto-securestring",),
+    ),
+    _Rule(
+        "command-line-password",
+        "password on a command line",
         re.compile(
             _WORD_START
             + _PASSWORD_COMMANDS
@@ -1620,8 +1638,11 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
             position = match.end()
         elif span_group:
             # A rejected value may begin the real assignment ("password: api_token=..."), so look again from
-            # the value. Values hold no delimiters, so a character is rescanned a bounded number of times.
-            position = match.start(span_group)
+            # the value, or from the name's end when the separator holds another name ("credentials:\n
+            # password: ..." reads as a type annotation). Values hold no delimiters and separators are short,
+            # so a character is rescanned a bounded number of times.
+            resume = match.end("name") if "separator" in rule.pattern.groupindex else match.start(span_group)
+            position = max(resume, match.start() + 1)
         else:
             # Anything that could match inside a rejected token lies in the same run and was already judged.
             position = match.end()
