@@ -31,6 +31,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cache
 from itertools import pairwise
 
 from kenfold_common.errors import SecretDetected
@@ -333,6 +334,13 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 
 
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
+def _is_password_of_a_pair(match: re.Match[str]) -> bool:
+    value = match["value"]
+    return not _is_placeholder(value) and (
+        _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
+    )
 
 
 def _is_authorization_value(match: re.Match[str]) -> bool:
@@ -1437,23 +1445,27 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_percent_encoded_key,
         hint="%",
     ),
-    _Rule(
-        "user-and-password",
-        "password in a user:password pair",
-        # A .pgpass line (host:port:database:user:password) and curl's, wget's or httpie's "-u user:password".
-        re.compile(
-            r"(?:(?<![^\s\"'=])[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}"
-            r"|(?<![A-Za-z0-9_-])(?:-u|--user|--auth|-a)[\s=]++[\"']?[^\s:\"'$]{1,64}):(?P<value>[^\s\"'@]{6,})"
-        ),
-        accepts=lambda match: (
-            not _is_placeholder(match["value"])
-            and (
-                _looks_random(match["value"])
-                or _looks_like_password(match["value"])
-                or _KEY_SIZED_HEX_RE.fullmatch(match["value"]) is not None
-            )
-        ),
-        hint=":",
+    *(
+        _Rule(
+            "user-and-password",
+            "password in a user:password pair",
+            re.compile(pattern + r":(?P<value>[^\s\"'@]{6,})"),
+            accepts=_is_password_of_a_pair,
+            # The pattern cannot start with a literal: it runs only where its fixed part appears.
+            hint_pattern=re.compile(hint),
+        )
+        for pattern, hint in (
+            # A .pgpass line: host:port:database:user:password.
+            (
+                r"(?<![^\s\"'=])[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}",
+                r":(?:\d{1,5}|\*):[^\s:]",
+            ),
+            # curl's, wget's or httpie's "-u user:password".
+            (
+                r"(?<![A-Za-z0-9_-])(?:-u|--user|--auth|-a)[\s=]++[\"']?[^\s:\"'$]{1,64}",
+                r"(?:-u|--user|--auth|-a)[\s=]",
+            ),
+        )
     ),
     _Rule(
         "sql-password",
@@ -1653,15 +1665,13 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
         return rule.pattern.search
-    ascii_text = text.isascii()
-    starts = sorted(
-        {
-            found
-            for word in rule.anchor_words or ()
-            if word.isascii() or not ascii_text
-            for found in _occurrences(lowered, word)
-        }
-    )
+    words = rule.anchor_words or ()
+    if text.isascii():
+        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
+        starts = sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
+    else:
+        # Other scripts: one alternation, which skips the characters no word starts with.
+        starts = [found.start() for found in _anchor_regex(words).finditer(lowered)]
 
     def search(text: str, position: int) -> re.Match[str] | None:
         for start in starts[bisect_left(starts, position) :]:
@@ -1670,6 +1680,12 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
         return None
 
     return search
+
+
+@cache
+def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    # Zero-width, so that overlapping words ("password" in "passwort" texts) each give a start.
+    return re.compile("(?=" + "|".join(re.escape(word) for word in words) + ")")
 
 
 def _occurrences(text: str, word: str) -> Iterator[int]:
