@@ -559,9 +559,14 @@ _NETRC_LOGIN_RE = re.compile(r"\bmachine\s++\S++\s++login\s++\S++\s++$")
 def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
     # prose naming an id.
+    # A call's "," (f(session=session, timeout=...)) separates arguments; it assigns only a secret's name.
     separator = match["separator"]
     return (
-        (separator.strip() != "" and _PROSE_WORD_RE.search(separator) is None)
+        (
+            ("=" in separator or ":" in separator)
+            and "," not in separator
+            and _PROSE_WORD_RE.search(separator) is None
+        )
         or _COOKIE_SEPARATOR_RE.fullmatch(separator) is not None
         or match["name"].startswith("-")
     )
@@ -569,8 +574,10 @@ def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
 
 def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
     # Hex under such a name is a digest (a webhook's HMAC of its payload) or an id far more often than a key.
+    # "project=REPO" after "session," is the next argument, not a value.
     return (
         _is_assigned_by_symbol(match)
+        and "=" not in value.rstrip("=")
         and _PURE_HEX_RE.fullmatch(value) is None
         and _looks_random_or_id_and_secret(value)
     )

@@ -115,6 +115,9 @@ def test_a_key_encoded_alone_is_found(encoded: str) -> None:
         f"https://example.net/cb?next={quote('page=' + KEY[:12])}",
         "ssh key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + random_run(43) + " me@host",
         f"request id {UUID}",
+        # Code that passes an auth object or a session on to the next keyword argument.
+        'return refs_targets(caller=request.auth, project=request.GET.get("project"))',
+        'call(name="get_context", session_id=session_id, timeout=CONTEXT_SECONDS)',
     ],
 )
 def test_look_alikes_of_the_general_rules_are_left_alone(text: str) -> None:
