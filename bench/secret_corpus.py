@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "client"))
 
+from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
 from tests.common.secret_world.fifth_unseen import fifth_unseen_part  # noqa: E402
@@ -36,7 +37,6 @@ from tests.common.secret_world.sixth_unseen import sixth_unseen_part  # noqa: E4
 from tests.common.secret_world.texts import Sample  # noqa: E402
 from tests.common.secret_world.third_unseen import is_third_kind, third_unseen_part  # noqa: E402
 from tests.common.secret_world.unseen import unseen_part  # noqa: E402
-from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
 
 
 def load_rules(path: str | None) -> ModuleType:

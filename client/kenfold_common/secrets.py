@@ -1691,8 +1691,8 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
 
 @cache
 def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
-    # Zero-width, so that overlapping words ("password" in "passwort" texts) each give a start.
-    return re.compile("(?=" + "|".join(re.escape(word) for word in words) + ")")
+    # Longest first, so that a word and a longer one from the same start ("secret", "secreto") give one start.
+    return re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
 
 
 def _occurrences(text: str, word: str) -> Iterator[int]:

@@ -76,7 +76,9 @@ PASSWORD = "Harbor" + "-lantern" + "-7319!"
         (f"db:\n  credentials:\n    password: {PASSWORD}", PASSWORD),
     ],
 )
-def test_credentials_of_kinds_without_a_rule_of_their_own_are_found_and_redacted(text: str, secret: str) -> None:
+def test_credentials_of_kinds_without_a_rule_of_their_own_are_found_and_redacted(
+    text: str, secret: str
+) -> None:
     assert find_secrets(text)
     assert secret not in redact_secrets(text)
 
