@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import pairwise
+from urllib.parse import unquote
 
 from kenfold_common.errors import SecretDetected
 
@@ -674,7 +675,7 @@ _PASSWORD_COMMANDS = (
 _ASSIGNMENT_TAIL = (
     r"[\"'`]?(?:\*\*)?[\]}]?"
     r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
-    r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
+    r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|\|\|=|\?\?=|[:=|,>])\s*+"
     r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
     r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
     # Prose: one to three short words without digits between the name and the value ("is", "is nu",
@@ -759,6 +760,7 @@ _NEARBY_ENGLISH_NAMES = (
 )  # fmt: skip
 _NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
 _MIN_NEARBY_ENTROPY_BITS = 4.2
+_MAX_UNQUALIFIED_GAP = 40
 # What stands between a name and a value that is not the secret: the value is a public key, an id or a
 # fingerprint of one ("the key id ...", "public key ...").
 _NEARBY_NOT_SECRET_RE = re.compile(
@@ -835,6 +837,9 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
     if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
+    # Past a few words only a name that says which secret it is still points at the value.
+    if len(match["gap"]) > _MAX_UNQUALIFIED_GAP:
+        return False
     return (
         {"upper", "lower", "digit"} <= _character_classes(value)
         and _looks_random(value)
@@ -1446,6 +1451,21 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_non_placeholder,
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # OpenTelemetry's exporter headers ("api-key=<key>,x-honeycomb-team=<key>"): what they carry is the
+        # exporter's credential, whatever the header is called.
+        re.compile(
+            r"otel_exporter_otlp(?:_[a-z]++)?_headers[\"']?\s*+[:=]\s*+[\"']?(?P<value>[^\s\"']{8,})",
+            re.IGNORECASE,
+        ),
+        accepts=lambda match: any(
+            _is_key_shaped(unquote(pair.partition("=")[2]).removeprefix("Bearer ").removeprefix("Basic "))
+            for pair in match["value"].split(",")
+        ),
+        hint_words=("otel_exporter_otlp",),
+    ),
+    _Rule(
         "encoded-key",
         "credential percent-encoded character by character",
         re.compile(r"(?:%[0-9A-Fa-f]{2}){16,}+"),
@@ -1613,7 +1633,7 @@ _RULES: tuple[_Rule, ...] = (
         # → <key>"): a long run of random letters and digits within a few words after a secret's name, in
         # any language. The run must be far more random than a value under a name has to be.
         re.compile(
-            r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,40}?)"
+            r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
             r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+)",
             re.IGNORECASE,
         ),

@@ -74,6 +74,9 @@ PASSWORD = "Harbor" + "-lantern" + "-7319!"
         (f"docker login -u=robot -p='{KEY}' registry.example.com", KEY),
         (f"wandb login {HEX40}", HEX40),
         (f"db:\n  credentials:\n    password: {PASSWORD}", PASSWORD),
+        (f"OTEL_EXPORTER_OTLP_HEADERS=x-team-key={KEY[:22]},x-dataset=orders", KEY[:22]),
+        (f'ENV["APP_TOKEN"] ||= "{KEY}"', KEY),
+        (f"CI reads WANDB_API_KEY from the repo settings; the current value is {HEX40}.", HEX40),
     ],
 )
 def test_credentials_of_kinds_without_a_rule_of_their_own_are_found_and_redacted(
@@ -117,6 +120,7 @@ def test_a_key_encoded_alone_is_found(encoded: str) -> None:
         f"https://example.net/cb?next={quote('page=' + KEY[:12])}",
         "ssh key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + random_run(43) + " me@host",
         f"request id {UUID}",
+        f"the token we rotated last week was mentioned in the notes for release 4.2 and {KEY}",
         # Code that passes an auth object or a session on to the next keyword argument.
         'return refs_targets(caller=request.auth, project=request.GET.get("project"))',
         'call(name="get_context", session_id=session_id, timeout=CONTEXT_SECONDS)',
