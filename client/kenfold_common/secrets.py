@@ -2074,22 +2074,50 @@ def find_secrets(text: str) -> list[SecretFinding]:
                 continue
             if any(begin < end and start < stop for begin, stop in spots):
                 claims.claim(rule, *reading.original_span(start, end), "masked placeholder words")
-    for run in _BASE64_RUN_RE.finditer(reading.text):
-        span = reading.original_span(*run.span())
-        if claims.overlaps(*span):
+    # "base64" and PEM-like dumps wrap their output at 64 or 76 columns: the lines are one run, read before
+    # each line alone so that the whole run is what is redacted.
+    runs = []
+    if "\n" in reading.text:
+        runs = [
+            (re.sub(r"\s++", "", wrapped[0]), wrapped.span(), True)
+            for wrapped in _WRAPPED_BASE64_RE.finditer(reading.text)
+        ]
+    runs += [(run[0], run.span(), False) for run in _BASE64_RUN_RE.finditer(reading.text)]
+    for run, run_span, wrapped in runs:
+        span = reading.original_span(*run_span)
+        # A wrapped run is read even where a piece of it was claimed (a line joined to the one before), and
+        # then widens the claim to the whole run.
+        if not wrapped and claims.overlaps(*span):
             continue
-        decoded = _decoded_base64(run[0])
-        if decoded is not None:
-            # The first credential inside names the kind; the whole run is what has to go.
-            for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
-                claims.claim(rule, *span, "base64-decoded")
-                break
-            else:
-                # Base64 of a key alone, with no name ("base64 so the scanner leaves it alone: ..."): nothing
-                # else is encoded as one run of key characters.
-                if _ENCODED_KEY_CHARS_RE.fullmatch(decoded) is not None and _is_key_shaped(decoded):
-                    claims.claim(_ENCODED_KEY_RULE, *span, "base64-decoded")
+        rule = _rule_of_encoded(run)
+        if rule is not None:
+            claims.claim(rule, *span, "base64-decoded")
     return claims.findings()
+
+
+# Two or more lines of base64, all but the last at least 40 characters long.
+_WRAPPED_BASE64_RE = re.compile(r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9+/]{40,}+\r?\n)++[A-Za-z0-9+/]{4,}+={0,2}")
+
+
+def _rule_of_encoded(run: str, *, depth: int = 0) -> _Rule | None:
+    """The rule that finds a credential in what a base64 run encodes; the first credential inside names the
+    kind, the whole run is what has to go."""
+    decoded = _decoded_base64(run)
+    if decoded is None:
+        return None
+    for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
+        return rule
+    stripped = decoded.strip()
+    # Base64 of a key alone, with no name ("base64 so the scanner leaves it alone: ..."): nothing else is
+    # encoded as one run of key characters.
+    if _ENCODED_KEY_CHARS_RE.fullmatch(stripped) is not None and _is_key_shaped(stripped):
+        return _ENCODED_KEY_RULE
+    # Encoded twice (a Basic header's "user:password" encoded again): one more decoding, no further.
+    if depth == 0 and _BASE64_RUN_RE.fullmatch(stripped) is not None:
+        if _is_encoded_user_and_password(stripped):
+            return _ENCODED_KEY_RULE
+        return _rule_of_encoded(stripped, depth=1)
+    return None
 
 
 _ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")

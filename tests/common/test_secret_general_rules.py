@@ -93,6 +93,8 @@ def test_credentials_of_kinds_without_a_rule_of_their_own_are_found_and_redacted
         "".join(f"%{ord(char):02X}" for char in UUID),
         # Base64 of a key alone, with no name beside it.
         base64.b64encode(KEY.encode()).decode(),
+        # A Basic header's "user:password" encoded once more.
+        base64.b64encode(base64.b64encode(f"deploy:{PASSWORD}".encode())).decode(),
     ],
 )
 def test_a_key_encoded_alone_is_found(encoded: str) -> None:
@@ -128,3 +130,14 @@ def test_a_key_encoded_alone_is_found(encoded: str) -> None:
 )
 def test_look_alikes_of_the_general_rules_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_base64_wrapped_over_lines_is_read_as_one_run() -> None:
+    # The base64 command wraps its output at 76 columns.
+    encoded = base64.encodebytes(
+        f"[client]\nuser = etl\npassword = {PASSWORD}\nhost = db.internal\n".encode()
+    )
+    text = "$ base64 my.cnf\n" + encoded.decode()
+    assert len(encoded.decode().splitlines()) > 1
+    assert find_secrets(text)
+    assert all(line not in redact_secrets(text) for line in encoded.decode().splitlines())
