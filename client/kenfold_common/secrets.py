@@ -31,7 +31,9 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cache
 from itertools import pairwise
+from urllib.parse import unquote
 
 from kenfold_common.errors import SecretDetected
 
@@ -62,8 +64,14 @@ class _Rule:
     word_start: bool = False
     # A rule whose pattern cannot start with a literal runs only on texts that contain this string...
     hint: str | None = None
-    # ... or in which this pattern finds something (a C-speed search for the words its pattern needs).
+    # ... or in which this pattern finds something (a C-speed search for the words its pattern needs)...
     hint_pattern: re.Pattern[str] | None = None
+    # ... or that contain one of these words in any case: str.find on the lowered text, ten times faster
+    # than a case-insensitive alternation, which Python's regex engine tries at every position.
+    hint_words: tuple[str, ...] | None = None
+    # The pattern starts only where one of these words starts, in any case: it is tried at those places
+    # alone, since a case-insensitive search for a long alternation costs more than all the other rules.
+    anchor_words: tuple[str, ...] | None = None
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -110,6 +118,11 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         # kubeadm's documented bootstrap token.
         "abcdef.0123456789abcdef",
+        # The Azurite storage emulator's account key, the same in every installation.
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+        # jwt.io's example token, quoted in countless tutorials.
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+        ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         # The Azure Cosmos DB emulator's key, the same in every installation.
         "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
     }
@@ -291,6 +304,55 @@ def _is_random_non_placeholder(match: re.Match[str]) -> bool:
     return not _is_placeholder(value) and _looks_random(value)
 
 
+_CLIENT_DSN_RE = re.compile(r"\bdsn[\"']?\s*+:\s*+[\"'`]$")
+
+
+def _is_client_side_dsn(match: re.Match[str]) -> bool:
+    # Sentry documents the DSN as safe to ship in browser and mobile code, where an SDK's init options hold
+    # it ("Sentry.init({ dsn: '...' })"); in a server's environment (SENTRY_DSN=...) it is kept as a secret.
+    return _CLIENT_DSN_RE.search(match.string, max(0, match.start() - 12), match.start()) is not None
+
+
+def _is_key_shaped(value: str) -> bool:
+    """A value that is a key on its own, with no name beside it: random, a UUID, key-sized hex, or a long
+    single-case key with digits (Quay's robot tokens)."""
+    return not _is_placeholder(value) and (
+        _looks_random(value)
+        or _UUID_RE.fullmatch(value) is not None
+        or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        or (
+            _SINGLE_CASE_KEY_RE.fullmatch(value) is not None
+            and len(value) >= _MIN_SINGLE_CASE_KEY_LENGTH
+            and sum(char.isdigit() for char in value) >= _MIN_SINGLE_CASE_KEY_DIGITS
+        )
+    )
+
+
+def _is_percent_encoded_key(match: re.Match[str]) -> bool:
+    # Letters and digits never need percent-encoding: a key whose every character is escaped was hidden.
+    decoded = "".join(chr(int(escape[1:], 16)) for escape in re.findall(r"%[0-9A-Fa-f]{2}", match[0]))
+    return _ENCODED_KEY_CHARS_RE.fullmatch(decoded) is not None and _is_key_shaped(decoded)
+
+
+_ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
+def _is_password_of_a_pair(match: re.Match[str]) -> bool:
+    value = match["value"]
+    return not _is_placeholder(value) and (
+        _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
+    )
+
+
+def _is_authorization_value(match: re.Match[str]) -> bool:
+    # Any scheme or none ("Bearer", "Splunk", "SSWS", a bare key): the header holds the caller's credential,
+    # a UUID after a scheme too (Splunk's HEC tokens).
+    value = match["value"]
+    if _is_placeholder(value) or (match["scheme"] or "").lower() in ("digest", "negotiate"):
+        return False
+    return _looks_random(value) or (match["scheme"] is not None and _UUID_RE.fullmatch(value) is not None)
+
+
 def _is_real_token(match: re.Match[str]) -> bool:
     return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
 
@@ -412,6 +474,7 @@ _NOT_SECRET_PREFIXES = (
 )
 _MAX_TOKEN_PREFIX = 30
 _MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
+_MIN_DOTTED_TOKEN_PART = 20
 
 
 def _is_prefixed_random_token(match: re.Match[str]) -> bool:
@@ -424,7 +487,13 @@ def _is_prefixed_random_token(match: re.Match[str]) -> bool:
     if text[match.end() : match.end() + 1] in ("+", "/", "="):
         return False
     prefix = text[start:separator]
-    body = match["body"]
+    body = match["body"].rstrip(".")
+    if "." in body:
+        # Dotted names ("org.springframework.security...JwtAuthenticationProvider") are words; a dotted token
+        # has a random part of its own.
+        body = max(body.split("."), key=len)
+        if len(body) < _MIN_DOTTED_TOKEN_PART:
+            return False
     return (
         _TOKEN_PREFIX_RE.fullmatch(prefix) is not None
         and prefix.lower().split("_")[0].split("-")[0] not in _NOT_SECRET_PREFIXES
@@ -454,15 +523,20 @@ def _is_command_line_password(match: re.Match[str]) -> bool:
 _WEAK_KEY_NAME_WORDS = frozenset(
     {
         "public", "pub", "cache", "partition", "sort", "primary", "foreign", "idempotency", "dedup", "dedupe",
-        "row", "hash", "lookup", "object", "s3", "kms", "routing", "shard", "entry", "map", "index", "unique",
-        "cursor", "page", "group", "message", "event", "request", "storage", "bucket", "file", "ssh", "gpg",
+        "row", "hash", "lookup", "object", "s3", "kms", "shard", "entry", "map", "index", "unique",
+        "cursor", "page", "group", "message", "event", "request", "bucket", "file", "ssh", "gpg",
         "search", "site", "client", "publishable", "anon", "sign", "verify", "kid", "id", "hot", "sequence",
     }
 )  # fmt: skip
 _WEAK_NAME_HEX_KEY_RE = re.compile(r"(?:0x)?[0-9a-fA-F]{32,}")
 _NAME_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 # Values the issuer made to be shown: Stripe publishable keys, Datadog client tokens, PostHog project keys.
-_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_")
+_PUBLIC_VALUE_RE = re.compile(r"pk_(?:live|test)_|pub[a-f0-9]{32}|phc_|cs_(?:live|test)_|pk\.eyJ")
+
+
+# "sha256=<hex>", "sha512-<base64>", "md5:<hex>": a digest (webhook signatures, integrity hashes, image
+# digests) under whatever name it is kept.
+_DIGEST_RE = re.compile(r"(?:sha|md5|blake|h1)[0-9-]*[=:-][A-Za-z0-9+/_-]{16,}+=*+$", re.IGNORECASE)
 
 
 _PROSE_WORD_RE = re.compile(r"[^\W\d_]")
@@ -477,6 +551,39 @@ def _is_weak_key_name(name: str) -> bool:
     return bool(words & _WEAK_KEY_NAME_WORDS)
 
 
+_COOKIE_SEPARATOR_RE = re.compile(r"\s*+:\s*+[A-Za-z0-9_.-]++=")
+
+
+_NETRC_LOGIN_RE = re.compile(r"\bmachine\s++\S++\s++login\s++\S++\s++$")
+
+
+def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
+    # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
+    # prose naming an id.
+    # A call's "," (f(session=session, timeout=...)) separates arguments; it assigns only a secret's name.
+    separator = match["separator"]
+    return (
+        (
+            ("=" in separator or ":" in separator)
+            and "," not in separator
+            and _PROSE_WORD_RE.search(separator) is None
+        )
+        or _COOKIE_SEPARATOR_RE.fullmatch(separator) is not None
+        or match["name"].startswith("-")
+    )
+
+
+def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
+    # Hex under such a name is a digest (a webhook's HMAC of its payload) or an id far more often than a key.
+    # "project=REPO" after "session," is the next argument, not a value.
+    return (
+        _is_assigned_by_symbol(match)
+        and "=" not in value.rstrip("=")
+        and _PURE_HEX_RE.fullmatch(value) is None
+        and _looks_random_or_id_and_secret(value)
+    )
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
     # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
@@ -489,8 +596,10 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
 
 
 def _is_assigned_value(match: re.Match[str], value: str) -> bool:
-    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value):
+    if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value) or _DIGEST_RE.match(value):
         return False
+    if match.groupdict().get("random") is not None:
+        return _is_random_under_access_name(match, value)
     if match["weak"] is not None:
         return not _is_weak_key_name(match["name"]) and (
             _looks_random_or_id_and_secret(value)
@@ -511,7 +620,11 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     # ":" or "=" or a command-line flag, since "password" followed by a word is mostly prose.
     # An EDN or Clojure keyword (":db-password") is a map key: the space after it assigns.
     keyword = match.string[match.start("name") - 1 : match.start("name")] == ":"
-    assigned = match["separator"].strip() != "" or match["name"].startswith("-") or keyword
+    # A .netrc line: "machine <host> login <user> password <password>".
+    netrc = _NETRC_LOGIN_RE.search(match.string, max(0, match.start("name") - 80), match.start("name"))
+    assigned = (
+        match["separator"].strip() != "" or match["name"].startswith("-") or keyword or netrc is not None
+    )
     return match["password"] is not None and assigned and _looks_like_password(value)
 
 
@@ -527,22 +640,212 @@ _BASE64URL_RUN_START = r"(?<![A-Za-z0-9_-])"
 # The "[_-]?" forms admit camelCase JSON keys ("secretKey", "apiKey"). The key names are ours beyond the
 # spec's: Django's SECRET_KEY, Rails' secret_key_base, and the usual names of encryption and signing keys.
 _SECRET_NAME_SUFFIX = (
-    r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass)"
+    # redis.conf's "requirepass" and "masterauth" take the server's password.
+    r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass|requirepass|masterauth)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
     r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
-    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS.
-    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))))"
+    # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS. In a
+    # query string a bare "key" or "appid" is the caller's key (Google Maps, OpenWeather).
+    r"|(?P<weak>(?<=[A-Za-z0-9])[_.-](?:key|certificate)|(?-i:(?<=[a-z])(?:Key|Certificate))"
+    r"|(?<=[?&;])(?:key|appid|app_id)(?==))"
+    # Names of values that grant access only when they are random: a signature, a session or cookie, an
+    # auth value. Such names also hold digests, ids and words, so hex, UUIDs and passwords do not count.
+    r"|(?P<random>(?<![A-Za-z])(?:sig(?:nature)?|session(?:[_.-]?(?:id|key|token|secret))?|sid|cookie|auth"
+    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
 # (longer than any real invocation before "-p"), which keeps a line of repeated command names linear.
 # Every secret name ends in one of these words: texts without any (most prose, most config) skip the
 # assignment rules, the costliest of all, since their pattern may start at any word.
-_SECRET_NAME_WORD_RE = re.compile(r"pass|pwd|secret|token|credential|pat|key|certificate", re.IGNORECASE)
+_SECRET_NAME_WORDS = (
+    "pass", "pwd", "secret", "token", "credential", "pat", "key", "certificate", "sig", "session", "sid", "cookie",
+    "auth", "bearer", "appid", "app_id",
+)  # fmt: skip
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
     r"|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|helm) login)"
 )
+
+# After a secret's name, besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
+# a table's "|" between the name's cell and the value's, "," between call arguments
+# (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
+# after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
+# command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
+_ASSIGNMENT_TAIL = (
+    r"[\"'`]?(?:\*\*)?[\]}]?"
+    r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
+    r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|\|\|=|\?\?=|[:=|,>])\s*+"
+    r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
+    r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
+    # Prose: one to three short words without digits between the name and the value ("is", "is nu",
+    # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
+    # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
+    r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
+    # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
+    r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
+    r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
+    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})"
+)
+
+# A secret's name in other languages, written out in prose or as a field's label ("Das Passwort lautet ...",
+# "密码：...", "トークンは..."). Scripts written without spaces (Chinese, Japanese, Korean, Thai) glue the name
+# to what comes before it; the others start it at a word.
+_FOREIGN_PASSWORD_WORDS = (
+    "passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha", "palavra-passe", "wachtwoord",
+    "hasło", "haslo", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "jelszó", "jelszo",
+    "şifre", "sifre", "parolă", "parola", "kata sandi", "kata laluan", "mật khẩu", "пароль", "κωδικός",
+    "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
+)  # fmt: skip
+_FOREIGN_SECRET_WORDS = (
+    "schlüssel", "zugangsdaten", "clé", "jeton", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
+    "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
+    "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
+)  # fmt: skip
+_UNSPACED_PASSWORD_WORDS = (
+    "密码",
+    "密碼",
+    "口令",
+    "パスワード",
+    "暗証番号",
+    "비밀번호",
+    "패스워드",
+    "암호",
+    "รหัสผ่าน",
+)
+_UNSPACED_SECRET_WORDS = (
+    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "토큰", "시크릿", "비밀 키",
+    "โทเค็น",
+)  # fmt: skip
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(word) for word in words)
+
+
+_FOREIGN_NAME = (
+    r"(?P<name>(?<![^\W\d_])(?:(?P<password>" + _alternation(_FOREIGN_PASSWORD_WORDS) + r")"
+    r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))(?![^\W\d_])"
+    r"|(?P<unspaced_password>" + _alternation(_UNSPACED_PASSWORD_WORDS) + r")"
+    r"|(?P<unspaced>" + _alternation(_UNSPACED_SECRET_WORDS) + r"))(?P<weak>(?!))?(?P<random>(?!))?"
+)
+
+
+def _anchors(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The words lowered, without those another one starts ("keys" starts with "key"): fewer searches."""
+    lowered = {word.lower() for word in words}
+    return tuple(
+        sorted(word for word in lowered if not any(w != word and word.startswith(w) for w in lowered))
+    )
+
+
+_FOREIGN_NAME_WORDS = (
+    _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + _UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS
+)
+
+
+def _is_value_under_foreign_name(match: re.Match[str]) -> bool:
+    value = match["value"]
+    if _is_placeholder(value) or _DIGEST_RE.match(value) or _PURE_HEX_RE.fullmatch(value):
+        return False
+    if _looks_random_or_id_and_secret(value):
+        return True
+    password = match["password"] is not None or match["unspaced_password"] is not None
+    return password and _looks_like_password(value)
+
+
+_NEARBY_ENGLISH_NAMES = (
+    "key", "keys", "token", "tokens", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "credential",
+    "credentials", "apikey", "bearer", "cookie", "signature",
+)  # fmt: skip
+_NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
+_MIN_NEARBY_ENTROPY_BITS = 4.2
+_MAX_UNQUALIFIED_GAP = 40
+# What stands between a name and a value that is not the secret: the value is a public key, an id or a
+# fingerprint of one ("the key id ...", "public key ...").
+_NEARBY_NOT_SECRET_RE = re.compile(
+    r"\b(?:id|ids|public|pub|fingerprint|hash|digest|checksum|name|named|file|path|ref|reference|version|arn"
+    r"|commit|sha|revision|build)\b",
+    re.IGNORECASE,
+)
+
+
+_IDENTIFIER_RUN_RE = re.compile(r"[A-Za-z0-9_.-]*+")
+
+
+# Words after a secret's name in one identifier that make it something else: "password_hash", "token_count",
+# "key_id", "secret_name".
+_NOT_SECRET_SUFFIX_WORDS = frozenset(
+    {"hash", "id", "ids", "count", "file", "path", "name", "type", "url", "length", "ttl", "expiry", "expires",
+     "version", "format", "header", "prefix", "ref", "arn", "fingerprint", "endpoint", "policy", "rotation",
+     "digest", "checksum", "md5", "sha1", "sha256", "sha512"}
+)  # fmt: skip
+# A word before a key's name in prose that says which secret it is ("the dd api key", "the routing key").
+_KEY_QUALIFIERS = frozenset(
+    {"api", "app", "access", "secret", "private", "admin", "auth", "master", "account", "service", "signing",
+     "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
+)  # fmt: skip
+_LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
+
+
+def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
+    text, value = match.string, match["value"].rstrip("=")
+    # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
+    # "PAGERDUTY_ROUTING_KEY" says which key it is.
+    start = match.start("name")
+    while start > 0 and (_is_word_character(text[start - 1]) or text[start - 1] in ".-"):
+        start -= 1
+    end = _IDENTIFIER_RUN_RE.match(text, match.end("name")).end()  # type: ignore[union-attr]
+    identifier, after = text[start:end], text[match.end("name") : end]
+    name = match["name"].lower()
+    before = text[max(0, start - 12) : start].lower()
+    if (
+        {word.lower() for word in _NAME_WORD_RE.findall(after)} & _NOT_SECRET_SUFFIX_WORDS
+        or (name in ("key", "keys") and _is_weak_key_name(identifier))
+        or _NEARBY_NOT_SECRET_RE.search(match["gap"])
+        or "public" in before
+        or "pub" in before
+    ):
+        return False
+    # "sha256:<base64>" and "sha512-<base64>" are digests, "AAAA..." the wire form of an SSH public key.
+    lead = text[max(0, match.start("value") - 8) : match.end("value")]
+    if _DIGEST_RE.search(lead) or value.startswith("AAAA"):
+        return False
+    # After "%" the run starts inside a percent-escape (the normalized reading reads it); after "$" it is
+    # part of a password hash; after "vault:" or "ref:" it is where the secret is kept.
+    marker = text[match.start("value") - 1]
+    if marker in "%$" or (
+        marker == ":"
+        and match.start("value") - 1 > match.end("name")
+        and _is_word_character(text[match.start("value") - 2])
+    ):
+        return False
+    # Base64 of a JSON object ("eyJhbGciOi...", a JWT's header alone) or of prose is read by the base64
+    # layer, not judged as a key; base64 of a key alone is still the key.
+    decoded = _decoded_base64(value)
+    if decoded is not None and (decoded.lstrip()[:1] in ("{", "[", "<") or " " in decoded.strip()):
+        return False
+    # "DATABASE_URL=postgres" is an assignment of its own, not a token.
+    if "=" in value or _is_placeholder(value) or _is_placeholder_body(value) or _PUBLIC_VALUE_RE.match(value):
+        return False
+    # A name that says which secret it is ("SPLUNK_HEC_TOKEN", "the dd api key") makes a UUID or key-sized
+    # hex a few words later the key, as it does right after the name.
+    qualifier = _LAST_WORD_RE.search(text, max(0, start - 16), start)
+    qualified = (len(_NAME_WORD_RE.findall(identifier)) > 1 and not _is_bare_name(identifier)) or (
+        qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
+    )
+    named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
+    if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
+        return True
+    # Past a few words only a name that says which secret it is still points at the value.
+    if len(match["gap"]) > _MAX_UNQUALIFIED_GAP:
+        return False
+    return (
+        {"upper", "lower", "digit"} <= _character_classes(value)
+        and _looks_random(value)
+        and _shannon_entropy(value) >= _MIN_NEARBY_ENTROPY_BITS
+    )
+
 
 _RULES: tuple[_Rule, ...] = (
     _Rule(
@@ -766,7 +1069,7 @@ _RULES: tuple[_Rule, ...] = (
             ("artifactory-key", "Artifactory API key", r"AKCp(?P<body>[A-Za-z0-9]{69})"),
             ("clojars-token", "Clojars token", r"CLOJARS_(?P<body>[a-z0-9]{60})"),
             ("newrelic-key", "New Relic key", r"NR(?:AK|II|JS)-(?P<body>[A-Za-z0-9]{19,32})"),
-            ("sentry-token", "Sentry auth token", r"sntry[us]_(?P<body>[A-Za-z0-9+/=_]{40,})"),
+            ("sentry-token", "Sentry auth token", r"sntry[us]_(?P<body>[A-Za-z0-9+/=_-]{40,})"),
             ("grafana-token", "Grafana token", r"gl(?:sa|c)_(?P<body>[A-Za-z0-9+/_]{32,}+=*+)"),
             ("dynatrace-token", "Dynatrace token", r"dt0[a-z]\d{2}\.(?P<body>[A-Z0-9]{24}\.[A-Z0-9]{64})"),
             ("groq-key", "Groq API key", r"gsk_(?P<body>[A-Za-z0-9]{52})"),
@@ -990,7 +1293,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "telegram-bot-token",
         "Telegram bot token",
-        re.compile(r"(?<![A-Za-z0-9_:])\d{8,10}:(?P<body>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+        # Bare, or in the Bot API's URLs (https://api.telegram.org/bot<token>/getUpdates).
+        re.compile(r"(?:(?<=bot)|(?<![A-Za-z0-9_:]))\d{8,10}:(?P<body>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
         accepts=_is_real_token,
         hint=":AA",
     ),
@@ -1009,7 +1313,9 @@ _RULES: tuple[_Rule, ...] = (
         "Azure client secret",
         # Entra ID secrets: 3 characters, a digit and "Q~", then 31 to 34 more.
         re.compile(
-            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~(?P<body>[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~(?P<body>[A-Za-z0-9_~.-]{31,34})"
+            # A sentence's full stop may follow it.
+            r"(?![A-Za-z0-9_~-]|\.[A-Za-z0-9_~.-])"
         ),
         accepts=_is_real_token,
         hint="Q~",
@@ -1097,7 +1403,7 @@ _RULES: tuple[_Rule, ...] = (
         "Sentry DSN key",
         # The key is the DSN's user name (32 hex digits), with no password after it.
         re.compile(r"https?://(?P<value>[0-9a-f]{32})@", re.IGNORECASE),
-        accepts=_is_real_key,
+        accepts=lambda match: _is_real_key(match) and not _is_client_side_dsn(match),
     ),
     _Rule(
         "url-credentials",
@@ -1107,15 +1413,23 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_url_password,
     ),
     _Rule(
+        "url-credentials",
+        "token in a URL",
+        # A token as the URL's user name, with no password (https://<token>@github.com/...).
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<value>[A-Za-z0-9_~.-]{20,})@"),
+        accepts=_is_random_non_placeholder,
+        hint="@",
+    ),
+    _Rule(
         "authorization-header",
         "credential in an Authorization header",
         # The optional quote before the colon admits JSON and dict literals: {"Authorization": "Bearer ..."}.
         re.compile(
-            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:bearer|basic|token|bot|ssws|apikey)\s++"
+            r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,30})\s++)?"
             r"(?P<value>[A-Za-z0-9._~+/=-]{16,})",
             re.IGNORECASE,
         ),
-        accepts=_is_random_non_placeholder,
+        accepts=_is_authorization_value,
     ),
     _Rule(
         "docker-auth",
@@ -1137,12 +1451,94 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_non_placeholder,
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # OpenTelemetry's exporter headers ("api-key=<key>,x-honeycomb-team=<key>"): what they carry is the
+        # exporter's credential, whatever the header is called.
+        re.compile(
+            r"otel_exporter_otlp(?:_[a-z]++)?_headers[\"']?\s*+[:=]\s*+[\"']?(?P<value>[^\s\"']{8,})",
+            re.IGNORECASE,
+        ),
+        accepts=lambda match: any(
+            _is_key_shaped(unquote(pair.partition("=")[2]).removeprefix("Bearer ").removeprefix("Basic "))
+            for pair in match["value"].split(",")
+        ),
+        hint_words=("otel_exporter_otlp",),
+    ),
+    _Rule(
+        "encoded-key",
+        "credential percent-encoded character by character",
+        re.compile(r"(?:%[0-9A-Fa-f]{2}){16,}+"),
+        accepts=_is_percent_encoded_key,
+        hint="%",
+    ),
+    *(
+        _Rule(
+            "user-and-password",
+            "password in a user:password pair",
+            re.compile(pattern + r":(?P<value>[^\s\"'@]{6,})"),
+            accepts=_is_password_of_a_pair,
+            # The pattern cannot start with a literal: it runs only where its fixed part appears.
+            hint_pattern=re.compile(hint),
+        )
+        for pattern, hint in (
+            # A .pgpass line: host:port:database:user:password.
+            (
+                r"(?<![^\s\"'=])[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):[^\s:]{1,64}:[^\s:]{1,64}",
+                r":(?:\d{1,5}|\*):[^\s:]",
+            ),
+            # curl's, wget's or httpie's "-u user:password".
+            (
+                r"(?<![A-Za-z0-9_-])(?:-u|--user|--auth|-a)[\s=]++[\"']?[^\s:\"'$]{1,64}",
+                r"(?:-u|--user|--auth|-a)[\s=]",
+            ),
+        )
+    ),
+    _Rule(
+        "sql-password",
+        "password in an SQL statement",
+        # CREATE/ALTER USER ... IDENTIFIED BY '...' (MySQL, Oracle), ... PASSWORD '...' (PostgreSQL).
+        re.compile(
+            r"(?:IDENTIFIED(?:\s++WITH\s++\w+)?\s++BY(?:\s++PASSWORD)?|(?<![A-Za-z_])PASSWORD)\s++'(?P<value>[^'\s]{6,})'",
+            re.IGNORECASE,
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (_looks_random(match["value"]) or _looks_like_password(match["value"]))
+        ),
+        hint_words=("identified", "password"),
+    ),
+    _Rule(
+        "login-key",
+        "API key on a login command line",
+        # "wandb login <key>", "<cli> login --token <key>": a key-sized value right after "login".
+        re.compile(
+            r"(?<![A-Za-z0-9_-])login\s++(?:--?[A-Za-z-]++[\s=]++)?(?P<value>[A-Za-z0-9_-]{32,})(?![A-Za-z0-9_-])"
+        ),
+        accepts=lambda match: (
+            not _is_placeholder(match["value"])
+            and (_looks_random(match["value"]) or _WEAK_NAME_HEX_KEY_RE.fullmatch(match["value"]) is not None)
+        ),
+        hint="login",
+    ),
+    _Rule(
+        "command-line-password",
+        "password on a command line",
+        # PowerShell's ConvertTo-SecureString "<password>" -AsPlainText.
+        re.compile(
+            r"ConvertTo-SecureString\s++(?:-String\s++)?[\"'](?P<value>[^\"'\s]{6,})[\"']\s++-AsPlainText",
+            re.IGNORECASE,
+        ),
+        accepts=_is_command_line_password,
+        hint_words=("convertto-securestring",),
+    ),
+    _Rule(
         "command-line-password",
         "password on a command line",
         re.compile(
             _WORD_START
             + _PASSWORD_COMMANDS
-            + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++)?+[\"']?(?P<value>[^\s\"'`]+)"
+            + r"(?=\s)[^\n|;&]{0,100}?\s-p(?:\s++|=)?+[\"']?(?P<value>[^\s\"'`]+)"
         ),
         accepts=_is_command_line_password,
     ),
@@ -1152,31 +1548,23 @@ _RULES: tuple[_Rule, ...] = (
         # Starts at the beginning of the text or after whitespace, an opening delimiter, a query string's
         # "?", "&" or "=" (jdbc:...?user=app&password=..., a URL-decoded "q=API_KEY=...") or a ":" (PowerShell's
         # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
-        # space and may contain "-". Besides the spec's ":" "=" and whitespace: ":=" and "=>" (Go, Ruby, PHP),
-        # a table's "|" between the name's cell and the value's, "," between call arguments
-        # (os.Setenv("API_KEY", "...")), a type annotation before "=" (const API_KEY: &str = "..."), "]"
-        # after a subscript (ENV["API_KEY"] = "..."), a YAML tag (!unsafe '...'), prose's "is" and a
-        # command's flag (gh secret set API_KEY --body ..., ssm put-parameter --name DB_PASSWORD --value ...).
+        # space and may contain "-". The separators: _ASSIGNMENT_TAIL.
         re.compile(
             r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
-            + r")[\"'`]?(?:\*\*)?[\]}]?"
-            r"(?P<separator>\s*+:\s*+[>|][-+]?\s++|</key>\s*+<string>"
-            r"|(?:\s*+:\s*+&?[A-Za-z_][A-Za-z0-9_]*+)?\s*+(?::=|=>|:-|->|<<<|\?=|[:=|,>])\s*+"
-            r"|(?:\s++--?[A-Za-z][A-Za-z-]*+\s++[A-Za-z][A-Za-z0-9]{0,20})?\s++--?[A-Za-z][A-Za-z-]*+[\s=]++|\)?\s*+(?:\?\?|\|\||\?:|or\s)\s*+|\)\.(?:unwrap_or|or_else|getOrElse"
-            r"|getOrDefault|orElse|get_or)[A-Za-z_]*+\(\s*+(?:\|\|\s*+)?"
-            # Prose: one to three short words without digits between the name and the value ("is", "is nu",
-            # "de prod est", "ialah", "— це", "production <<<"), in any language; the value still has to
-            # look like a key, and after a bare "token" only a verb will do (_PROSE_VERBS).
-            r"|\s++(?:[^\s\d]{1,12}\s++)?(?:[^\s\d]{1,6}\s++){1,2}?"
-            # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
-            r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
-            r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-            r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})",
+            + r")"
+            + _ASSIGNMENT_TAIL,
             re.IGNORECASE,
         ),
         accepts=_is_assigned_secret,
-        hint_pattern=_SECRET_NAME_WORD_RE,
+        hint_words=_SECRET_NAME_WORDS,
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        re.compile(_FOREIGN_NAME + _ASSIGNMENT_TAIL, re.IGNORECASE),
+        accepts=_is_value_under_foreign_name,
+        anchor_words=_anchors(_FOREIGN_NAME_WORDS),
     ),
     _Rule(
         "secret-assignment",
@@ -1239,6 +1627,20 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     _Rule(
+        "secret-nearby",
+        "credential next to a secret's name",
+        # The last resort for forms no rule above knows ("use the key \"<key>\" when calling", "token (prod)
+        # → <key>"): a long run of random letters and digits within a few words after a secret's name, in
+        # any language. The run must be far more random than a value under a name has to be.
+        re.compile(
+            r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
+            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+)",
+            re.IGNORECASE,
+        ),
+        accepts=_is_random_near_a_secret_name,
+        anchor_words=_anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS),
+    ),
+    _Rule(
         "prefixed-token",
         "API token",
         # Formats not listed above: most providers now follow the convention GitHub described for its
@@ -1247,7 +1649,8 @@ _RULES: tuple[_Rule, ...] = (
         # the prefix before it and the body's randomness are checked afterwards.
         # The end of the body (not followed by base64's "+/=") is checked afterwards too: in the pattern, a
         # failure there would start the run over from its next separator, quadratic in the run's length.
-        re.compile(r"(?<=[A-Za-z0-9])[_-](?P<body>[A-Za-z0-9][A-Za-z0-9_-]{29,}+)"),
+        # A dot separates the parts of some ("sk.live.<body>", "<id>.<secret>") as well.
+        re.compile(r"(?<=[A-Za-z0-9])[_.-](?P<body>[A-Za-z0-9][A-Za-z0-9_.-]{29,}+)"),
         accepts=_is_prefixed_random_token,
     ),
 )
@@ -1258,9 +1661,14 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
         return
     if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
         return
+    if rule.hint_words is not None:
+        lowered = text.lower()
+        if not any(word in lowered for word in rule.hint_words):
+            return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
-    while (match := rule.pattern.search(text, position)) is not None:
+    next_match = _anchored_search(rule, text) if rule.anchor_words is not None else rule.pattern.search
+    while (match := next_match(text, position)) is not None:
         start = match.start()
         if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
             position = start + 1
@@ -1269,11 +1677,49 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
             position = match.end()
         elif span_group:
             # A rejected value may begin the real assignment ("password: api_token=..."), so look again from
-            # the value. Values hold no delimiters, so a character is rescanned a bounded number of times.
-            position = match.start(span_group)
+            # the value, or from the name's end when the separator holds another name ("credentials:\n
+            # password: ..." reads as a type annotation). Values hold no delimiters and separators are short,
+            # so a character is rescanned a bounded number of times.
+            resume = match.end("name") if "separator" in rule.pattern.groupindex else match.start(span_group)
+            position = max(resume, match.start() + 1)
         else:
             # Anything that could match inside a rejected token lies in the same run and was already judged.
             position = match.end()
+
+
+def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[str] | None]:
+    """``rule.pattern.search``, tried only where one of the rule's anchor words starts."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
+        return rule.pattern.search
+    words = rule.anchor_words or ()
+    if text.isascii():
+        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
+        starts = sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
+    else:
+        # Other scripts: one alternation, which skips the characters no word starts with.
+        starts = [found.start() for found in _anchor_regex(words).finditer(lowered)]
+
+    def search(text: str, position: int) -> re.Match[str] | None:
+        for start in starts[bisect_left(starts, position) :]:
+            if (match := rule.pattern.match(text, start)) is not None:
+                return match
+        return None
+
+    return search
+
+
+@cache
+def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, so that a word and a longer one from the same start ("secret", "secreto") give one start.
+    return re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    found = text.find(word)
+    while found != -1:
+        yield found
+        found = text.find(word, found + 1)
 
 
 def _is_word_character(char: str) -> bool:
@@ -1396,8 +1842,12 @@ def _normalized_reading(text: str) -> _Reading | None:
 
 
 def _starts_a_key(text: str, position: int) -> bool:
+    # "==" and a "=" that closes the string or the call ('...aSQ=")') are base64 padding, the token's end.
     follows = text[position : position + 2]
-    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==")
+    return follows[:1] == ":" or (follows[:1] == "=" and follows != "==" and follows[1:] not in _PADDING_END)
+
+
+_PADDING_END = ("", '"', "'", "`", ")", ",", ";")
 
 
 def _looks_like_a_token_run(run: str) -> bool:
@@ -1531,6 +1981,8 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
 
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
+    if match.groupdict().get("random") is not None:
+        return _is_random_under_access_name(match, value)
     qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
@@ -1547,7 +1999,17 @@ _MASK_WORDS = (
     "example", "sample", "test", "demo", "dummy", "fake", "xxxx", "your", "changeme", "placeholder", "redacted"
 )  # fmt: skip
 _CONTEXT_RULE_IDS = frozenset(
-    {"private-key", "url-credentials", "authorization-header", "npm-auth-token", "command-line-password"}
+    {
+        "private-key",
+        "url-credentials",
+        "authorization-header",
+        "npm-auth-token",
+        "command-line-password",
+        "user-and-password",
+        "sql-password",
+        "login-key",
+        "secret-nearby",
+    }
 )
 _MASKED_RULES: tuple[_Rule, ...] = tuple(
     rule if rule.id != "secret-assignment" else replace(rule, accepts=_is_masked_key_under_qualified_name)
@@ -1612,17 +2074,53 @@ def find_secrets(text: str) -> list[SecretFinding]:
                 continue
             if any(begin < end and start < stop for begin, stop in spots):
                 claims.claim(rule, *reading.original_span(start, end), "masked placeholder words")
-    for run in _BASE64_RUN_RE.finditer(reading.text):
-        span = reading.original_span(*run.span())
-        if claims.overlaps(*span):
+    # "base64" and PEM-like dumps wrap their output at 64 or 76 columns: the lines are one run, read before
+    # each line alone so that the whole run is what is redacted.
+    runs = []
+    if "\n" in reading.text:
+        runs = [
+            (re.sub(r"\s++", "", wrapped[0]), wrapped.span(), True)
+            for wrapped in _WRAPPED_BASE64_RE.finditer(reading.text)
+        ]
+    runs += [(run[0], run.span(), False) for run in _BASE64_RUN_RE.finditer(reading.text)]
+    for run, run_span, wrapped in runs:
+        span = reading.original_span(*run_span)
+        # A wrapped run is read even where a piece of it was claimed (a line joined to the one before), and
+        # then widens the claim to the whole run.
+        if not wrapped and claims.overlaps(*span):
             continue
-        decoded = _decoded_base64(run[0])
-        if decoded is not None:
-            # The first credential inside names the kind; the whole run is what has to go.
-            for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
-                claims.claim(rule, *span, "base64-decoded")
-                break
+        rule = _rule_of_encoded(run)
+        if rule is not None:
+            claims.claim(rule, *span, "base64-decoded")
     return claims.findings()
+
+
+# Two or more lines of base64, all but the last at least 40 characters long.
+_WRAPPED_BASE64_RE = re.compile(r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9+/]{40,}+\r?\n)++[A-Za-z0-9+/]{4,}+={0,2}")
+
+
+def _rule_of_encoded(run: str, *, depth: int = 0) -> _Rule | None:
+    """The rule that finds a credential in what a base64 run encodes; the first credential inside names the
+    kind, the whole run is what has to go."""
+    decoded = _decoded_base64(run)
+    if decoded is None:
+        return None
+    for rule, _start, _end in _scan(unicodedata.normalize("NFKC", decoded)):
+        return rule
+    stripped = decoded.strip()
+    # Base64 of a key alone, with no name ("base64 so the scanner leaves it alone: ..."): nothing else is
+    # encoded as one run of key characters.
+    if _ENCODED_KEY_CHARS_RE.fullmatch(stripped) is not None and _is_key_shaped(stripped):
+        return _ENCODED_KEY_RULE
+    # Encoded twice (a Basic header's "user:password" encoded again): one more decoding, no further.
+    if depth == 0 and _BASE64_RUN_RE.fullmatch(stripped) is not None:
+        if _is_encoded_user_and_password(stripped):
+            return _ENCODED_KEY_RULE
+        return _rule_of_encoded(stripped, depth=1)
+    return None
+
+
+_ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
 
 
 def redact_secrets(text: str) -> str:
@@ -1679,7 +2177,7 @@ class NestedFinding:
 
 def _is_secret_name(name: str) -> bool:
     found = _SECRET_NAME_RE.fullmatch(name)
-    return found is not None and found["weak"] is None
+    return found is not None and found["weak"] is None and found["random"] is None
 
 
 def _is_secret_under_name(value: str) -> bool:

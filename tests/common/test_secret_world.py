@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 
 from kenfold_common.secrets import find_secrets, redact_secrets
+from tests.common.secret_independent.part_dev import dev_part
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
 from tests.common.secret_world.fifth_unseen import FIFTH_DISGUISES, fifth_unseen_part
@@ -36,10 +37,10 @@ from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
-# The third unseen part stays below issue 37's 99 % (525 of 538 today; its misses are name-only keys
+# The third unseen part stays below issue 37's 99 % (532 of 538 today; its misses are name-only keys
 # base64-encoded alone with no name in sight, and a few forms nobody else writes): held to today's figure
 # rounded down to the next 0.5 %, as a guard, not a target.
-THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED = 0.965
+THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED = 0.985
 PARTS = {
     "main": main_part,
     "aside": aside_part,
@@ -52,6 +53,10 @@ PARTS = {
     "fifth-unseen": fifth_unseen_part,
     "sixth-unseen": sixth_unseen_part,
     "seventh-unseen": seventh_unseen_part,
+    # Written from the providers' documented formats by someone who had not read the rules
+    # (tests/common/secret_independent); its first figure, before the rules were changed on it, is in
+    # docs/security.md.
+    "independent-dev": dev_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).

@@ -1,0 +1,143 @@
+"""The secret filter's general rules: credentials of providers it has no rule for, found by what any
+credential looks like (a secret's name in any syntax or language, a random run near such a name, a
+documented file or command format), and the look-alikes those rules must leave alone.
+
+Values are made at run time from a fixed seed so the repository holds no string a scanner would report.
+"""
+
+import base64
+import random
+import string
+from urllib.parse import quote
+
+import pytest
+
+from kenfold_common.secrets import find_secrets, redact_secrets
+
+_RNG = random.Random(37)
+BASE62 = string.ascii_letters + string.digits
+
+
+def random_run(length: int, alphabet: str = BASE62) -> str:
+    while True:
+        run = "".join(_RNG.choice(alphabet) for _ in range(length))
+        if alphabet != BASE62 or (
+            any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)
+        ):
+            return run
+
+
+KEY = random_run(40)
+HEX32 = random_run(32, "0123456789abcdef")
+HEX40 = random_run(40, "0123456789abcdef")
+UUID = f"{random_run(8, '0123456789abcdef')}-{random_run(4, '0123456789abcdef')}-4{random_run(3, '0123456789abcdef')}-a{random_run(3, '0123456789abcdef')}-{random_run(12, '0123456789abcdef')}"
+PASSWORD = "Harbor" + "-lantern" + "-7319!"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A secret's name in other languages, in prose or as a label.
+        (f"Das Passwort lautet {PASSWORD}", PASSWORD),
+        (f"le mot de passe est {PASSWORD}", PASSWORD),
+        (f"la contraseña es {KEY}", KEY),
+        (f"パスワードは{KEY}です", KEY),
+        (f"密码：{KEY}", KEY),
+        (f"новый токен: {KEY}", KEY),
+        # Access values under names that say so, when assigned and random.
+        (f"Cookie: session={KEY}", KEY),
+        (f"Set-Cookie: sid={KEY}; HttpOnly", KEY),
+        (f"X-Auth: {KEY}", KEY),
+        (f"signature={KEY}", KEY),
+        (f"GET /data/2.5/weather?q=paris&appid={HEX32}", HEX32),
+        (f"https://maps.example.com/api/js?key={KEY}", KEY),
+        # Unknown vendors: a prefix and a random body, with dotted parts too.
+        (f"use zxq_{KEY} for the api", KEY),
+        (f"sk.live.{KEY}", KEY),
+        # Authorization with any scheme or none; a token as a URL's user.
+        (f"Authorization: {KEY}", KEY),
+        (f"Authorization: Splunk {UUID}", UUID),
+        (f"git clone https://{KEY}@git.example.com/o/r.git", KEY),
+        # A random run a few words after a secret's name, and key-sized hex after a qualified one.
+        (f'Use the key "{KEY}" when calling the export', KEY),
+        (f"Nowy CODECOV_TOKEN dla środowiska testowego: {UUID}", UUID),
+        (f"PAGERDUTY_ROUTING_KEY 已经更新为 {HEX32}，旧的明天作废。", HEX32),
+        (f"The deploy token for staging is {HEX40}", HEX40),
+        # Documented file and command formats.
+        (f"db.internal:5432:orders:app:{PASSWORD}", PASSWORD),
+        (f"curl -u admin:{HEX32} https://ci.example.com/job/build", HEX32),
+        (f"CREATE USER 'etl'@'%' IDENTIFIED BY '{PASSWORD}';", PASSWORD),
+        (f"ALTER ROLE app WITH LOGIN PASSWORD '{PASSWORD}';", PASSWORD),
+        (f"bind 0.0.0.0\nrequirepass {KEY}\nmaxmemory 2gb", KEY),
+        (f"machine api.example.com login bot password {PASSWORD}", PASSWORD),
+        (f'$pw = ConvertTo-SecureString "{PASSWORD}" -AsPlainText -Force', PASSWORD),
+        (f"docker login -u=robot -p='{KEY}' registry.example.com", KEY),
+        (f"wandb login {HEX40}", HEX40),
+        (f"db:\n  credentials:\n    password: {PASSWORD}", PASSWORD),
+        (f"OTEL_EXPORTER_OTLP_HEADERS=x-team-key={KEY[:22]},x-dataset=orders", KEY[:22]),
+        (f'ENV["APP_TOKEN"] ||= "{KEY}"', KEY),
+        (f"CI reads WANDB_API_KEY from the repo settings; the current value is {HEX40}.", HEX40),
+    ],
+)
+def test_credentials_of_kinds_without_a_rule_of_their_own_are_found_and_redacted(
+    text: str, secret: str
+) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        # Letters and digits never need escaping: a key escaped character by character was hidden.
+        "".join(f"%{ord(char):02X}" for char in UUID),
+        # Base64 of a key alone, with no name beside it.
+        base64.b64encode(KEY.encode()).decode(),
+        # A Basic header's "user:password" encoded once more.
+        base64.b64encode(base64.b64encode(f"deploy:{PASSWORD}".encode())).decode(),
+    ],
+)
+def test_a_key_encoded_alone_is_found(encoded: str) -> None:
+    text = f"encoded so the scanner leaves it alone: {encoded}"
+    assert find_secrets(text)
+    assert encoded not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"session {KEY[:20]} expired",  # prose naming a session id
+        f"X-Signature: sha256={HEX32 * 2}",  # a webhook's digest of its payload
+        "password_hash: $2b$12$" + random_run(53, BASE62 + "./"),
+        f"idempotency-key: {random_run(32)}",
+        f"access_token_sha256: {HEX32 * 2}",
+        f"Sentry.init({{ dsn: 'https://{HEX32}@o12345.ingest.sentry.io/67890' }});",
+        "mapboxgl.accessToken = 'pk.eyJ1IjoibWFwcyJ9." + random_run(22) + "';",
+        "org.springframework.security.oauth2.server.resource.authentication.JwtAuthenticationProvider",
+        "The token header eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9 says RS256.",
+        f"the key id {KEY} is in KMS",
+        f"public key {KEY}",
+        "fly secrets set DATABASE_URL=postgres://USER:PASS@HOST/db",
+        f"token=vault:{KEY}",
+        f"https://example.net/cb?next={quote('page=' + KEY[:12])}",
+        "ssh key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + random_run(43) + " me@host",
+        f"request id {UUID}",
+        f"the token we rotated last week was mentioned in the notes for release 4.2 and {KEY}",
+        # Code that passes an auth object or a session on to the next keyword argument.
+        'return refs_targets(caller=request.auth, project=request.GET.get("project"))',
+        'call(name="get_context", session_id=session_id, timeout=CONTEXT_SECONDS)',
+    ],
+)
+def test_look_alikes_of_the_general_rules_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_base64_wrapped_over_lines_is_read_as_one_run() -> None:
+    # The base64 command wraps its output at 76 columns.
+    encoded = base64.encodebytes(
+        f"[client]\nuser = etl\npassword = {PASSWORD}\nhost = db.internal\n".encode()
+    )
+    text = "$ base64 my.cnf\n" + encoded.decode()
+    assert len(encoded.decode().splitlines()) > 1
+    assert find_secrets(text)
+    assert all(line not in redact_secrets(text) for line in encoded.decode().splitlines())
