@@ -6,14 +6,19 @@ endpoints that parse their input themselves, to give clearer messages than ninja
 """
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest
+from ninja import Router
 from pydantic import BaseModel, Field
 
 from kenfold.capacity import RETRY_AFTER_S
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import MAX_PROJECT_LENGTH
+
+# A view function, as a route decorator takes and gives it back.
+type View = Callable[..., Any]
 
 
 class ErrorOutput(BaseModel):
@@ -132,3 +137,26 @@ def json_body[Input: BaseModel](request: HttpRequest, model: type[Input], *, fie
     if not isinstance(body, dict):
         raise InvalidInput(f"the body must be a JSON object with {fields}")
     return model.model_validate(body)
+
+
+def project_read(router: Router, path: str, *, response: type[BaseModel]) -> Callable[[View], View]:
+    """A GET (and HEAD) route of an app's REST router that reads one project's records (`?project=`): its
+    answer `response`, the read errors and the project parameter documented once for every such route."""
+    return router.api_operation(
+        ["GET", "HEAD"],
+        path,
+        response={200: response, **error_responses(*READ_ERRORS)},
+        openapi_extra={"parameters": [PROJECT_PARAMETER], **error_documentation(*READ_ERRORS)},
+    )
+
+
+def project_write(
+    router: Router, path: str, *, body: type[BaseModel], response: type[BaseModel]
+) -> Callable[[View], View]:
+    """A POST route of an app's REST router whose JSON `body` the view parses with `json_body` (so the
+    document declares it: ninja does not see it), answering `response` or one of the write errors."""
+    return router.post(
+        path,
+        response={200: response, **error_responses(*WRITE_ERRORS)},
+        openapi_extra=json_request_body(body) | error_documentation(*WRITE_ERRORS),
+    )

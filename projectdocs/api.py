@@ -3,15 +3,7 @@
 from django.http import HttpRequest
 from ninja import Router
 
-from kenfold.openapi import (
-    PROJECT_PARAMETER,
-    READ_ERRORS,
-    WRITE_ERRORS,
-    error_documentation,
-    error_responses,
-    json_body,
-    json_request_body,
-)
+from kenfold.openapi import json_body, project_read, project_write
 from projectdocs.schemas import DocFilesOutput, DocsSyncInput, DocsSyncOutput
 from projectdocs.selectors import docs_files
 from projectdocs.services import docs_sync
@@ -19,22 +11,13 @@ from projectdocs.services import docs_sync
 router = Router(tags=["project docs"])
 
 
-@router.api_operation(
-    ["GET", "HEAD"],
-    "/files",
-    response={200: DocFilesOutput, **error_responses(*READ_ERRORS)},
-    openapi_extra={"parameters": [PROJECT_PARAMETER], **error_documentation(*READ_ERRORS)},
-)
+@project_read(router, "/files", response=DocFilesOutput)
 def files(request: HttpRequest) -> DocFilesOutput:
     """The project's synced pages with their file hashes and section counts."""
     return docs_files(caller=request.auth, project=request.GET.get("project"))
 
 
-@router.post(
-    "/sync",
-    response={200: DocsSyncOutput, **error_responses(*WRITE_ERRORS)},
-    openapi_extra=json_request_body(DocsSyncInput) | error_documentation(*WRITE_ERRORS),
-)
+@project_write(router, "/sync", body=DocsSyncInput, response=DocsSyncOutput)
 def sync(request: HttpRequest) -> DocsSyncOutput:
     """Store changed pages (already chunked) and retire deleted ones; a page with a credential is refused."""
     return docs_sync(
