@@ -139,6 +139,8 @@ _PURE_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 # dots and has a lower-case word of four letters between slashes ("config/", "/keys") in well under 1 of
 # 1000 keys.
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+# Keys made of base64 parts joined by "-" (Adyen's "AQE...==-...=-..."): each part may end in padding.
+_JOINED_BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}(?:-[A-Za-z0-9+/]{8,}={0,2})++")
 _PATH_WORD_RE = re.compile(r"(?:^|/)[a-z]{4,}+(?:/|$)")
 _DOTTED_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{16}")
@@ -172,8 +174,12 @@ def _has_placeholder_word(lowered: str, word: str) -> bool:
     position = lowered.find(word)
     while position != -1:
         end = position + len(word)
+        # ASCII only: a particle of a script written without spaces ("1Passwordの") ends the word.
         inside = (
-            position > 0 and lowered[position - 1].isalnum() and end < len(lowered) and lowered[end].isalnum()
+            position > 0
+            and _is_ascii_alnum(lowered[position - 1])
+            and end < len(lowered)
+            and _is_ascii_alnum(lowered[end])
         )
         if not inside:
             return True
@@ -216,7 +222,10 @@ def _names_a_location(value: str) -> bool:
         return True
     if "/" not in value:
         return False
-    if not _BASE64_RE.fullmatch(value) or _PATH_WORD_RE.search(value) is not None:
+    if (
+        not (_BASE64_RE.fullmatch(value) or _JOINED_BASE64_RE.fullmatch(value))
+        or _PATH_WORD_RE.search(value) is not None
+    ):
         return True
     # One base64 key in 64 starts with "/"; padding tells it from an absolute path.
     return value.startswith("/") and not (value.endswith("=") and len(value) % 4 == 0)
@@ -573,6 +582,11 @@ def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     )
 
 
+# A resource id of two upper-case letters naming its type and 32 hex digits (Twilio's "AC", "MG", "SK", "PN"
+# SIDs): under a "sid" name it says which account or service, and the secret is the token beside it.
+_TYPED_RESOURCE_ID_RE = re.compile(r"[A-Z]{2}[0-9a-f]{32}")
+
+
 def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
     # Hex under such a name is a digest (a webhook's HMAC of its payload) or an id far more often than a key.
     # "project=REPO" after "session," is the next argument, not a value.
@@ -580,6 +594,7 @@ def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
         _is_assigned_by_symbol(match)
         and "=" not in value.rstrip("=")
         and _PURE_HEX_RE.fullmatch(value) is None
+        and _TYPED_RESOURCE_ID_RE.fullmatch(value) is None
         and _looks_random_or_id_and_secret(value)
     )
 
@@ -786,6 +801,11 @@ _KEY_QUALIFIERS = frozenset(
      "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
 )  # fmt: skip
 _LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
+# Commands that fetch, list or remove keys by id ("gpg --recv-keys <fingerprint>", "--delete-key"): the value
+# names a public key.
+_KEY_OPERATION_WORDS = frozenset(
+    {"recv", "receive", "fetch", "list", "delete", "refresh", "search", "locate", "import", "export", "trust"}
+)
 
 
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
@@ -802,6 +822,7 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     if (
         {word.lower() for word in _NAME_WORD_RE.findall(after)} & _NOT_SECRET_SUFFIX_WORDS
         or (name in ("key", "keys") and _is_weak_key_name(identifier))
+        or {word.lower() for word in _NAME_WORD_RE.findall(identifier)} & _KEY_OPERATION_WORDS
         or _NEARBY_NOT_SECRET_RE.search(match["gap"])
         or "public" in before
         or "pub" in before
@@ -1274,6 +1295,29 @@ _RULES: tuple[_Rule, ...] = (
         ),
         accepts=_is_real_token,
         hint=":",
+    ),
+    _Rule(
+        "prefixed-token",
+        "API token",
+        # "<Prefix>:<random id>:<hex secret>" (DataStax Astra's "AstraCS:<id>:<hex>"): a vendor's name, the
+        # client id and the secret in one token. The id must look random, which keeps "Error:Something:<sha>" out.
+        re.compile(
+            r"(?<![A-Za-z0-9_:])[A-Z][A-Za-z]{2,15}:(?P<id>[A-Za-z0-9]{16,40}):(?P<body>[a-f0-9]{16,}+)"
+            r"(?![A-Za-z0-9])"
+        ),
+        accepts=lambda match: _is_real_token(match) and _looks_random(match["id"]),
+        hint_pattern=re.compile(r":[A-Za-z0-9]{16,40}:[a-f0-9]{16}"),
+    ),
+    _Rule(
+        "user-and-password",
+        "password in a user:password pair",
+        # Oracle's connect strings ("jdbc:oracle:thin:scott/<password>@//host:1521/SVC", "sqlplus
+        # scott/<password>@db"): "user/password@host".
+        re.compile(
+            r"(?<![^\s\"'`=:(])[A-Za-z][A-Za-z0-9_.-]{0,30}/(?P<value>[^\s/@\"'`]{6,})@(?://)?[A-Za-z0-9][A-Za-z0-9.-]*"
+        ),
+        accepts=_is_password_of_a_pair,
+        hint="@",
     ),
     _Rule(
         "acr-password",
