@@ -700,7 +700,9 @@ _ASSIGNMENT_TAIL = (
     # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
     r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
     r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})"
+    # A value ends where a script written without spaces starts: "1Passwordの", "Vaultに" are a word and its
+    # particle, not a password.
+    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]{8,200})"
 )
 
 # A secret's name in other languages, written out in prose or as a field's label ("Das Passwort lautet ...",
@@ -729,7 +731,7 @@ _UNSPACED_PASSWORD_WORDS = (
     "รหัสผ่าน",
 )
 _UNSPACED_SECRET_WORDS = (
-    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "토큰", "시크릿", "비밀 키",
+    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "キー", "토큰", "시크릿", "비밀 키",
     "โทเค็น",
 )  # fmt: skip
 
@@ -801,6 +803,40 @@ _KEY_QUALIFIERS = frozenset(
      "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
 )  # fmt: skip
 _LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
+# A product's name right before a secret's name ("the Plaid key", "Twilio anahtarı", "Linodeのキー", "Astra
+# DB-sleutel") or right after it ("la clave de Cloudflare", "a chave da API do Codecov", "la chiave Vercel",
+# "le jeton Azure DevOps") says which secret it is, as "PLAID_SECRET" does: a name of one or two capitalized
+# words that are not a sentence's first words.
+_PROVIDER_WORD = r"(?:[A-Z][a-z0-9]++[A-Za-z0-9]*+|[A-Z]{2,}+[a-z0-9]*+)"
+_PROVIDER_NAME = _PROVIDER_WORD + r"(?:[ .]" + _PROVIDER_WORD + r")?"
+_PROVIDER_BEFORE_RE = re.compile(r"(?<![A-Za-z0-9_.-])(?P<provider>" + _PROVIDER_NAME + r")(?:\s|-|の|的)$")
+_PROVIDER_AFTER_RE = re.compile(
+    r"\s++(?:(?:de|da|do|del|di|du|des|della|dello|von|van|voor|for|of)\s++)?"
+    r"(?:(?:la|le|el|o|a|the|l')\s*+)?(?:API\s++(?:de|da|do|del|di|du|von|van)\s++)?(?P<provider>" + _PROVIDER_NAME + r")"
+)
+_NOT_PROVIDER_WORDS = frozenset(
+    {"the", "a", "an", "my", "our", "your", "this", "that", "these", "new", "old", "le", "la", "les", "el", "los",
+     "las", "il", "lo", "der", "die", "das", "de", "het", "o", "os", "um", "uma", "un", "une", "una", "ein",
+     "eine", "te", "voici", "note", "use", "set", "get", "error", "warning", "info", "debug", "decision", "api",
+     "ci", "id", "ids", "public", "private", "secret", "access", "auth", "its", "his", "her", "their", "no",
+     "not", "any", "all", "each", "every", "some", "one", "which", "what", "where", "when", "if", "and", "or",
+     "to", "in", "on", "at", "by", "with", "from", "as", "is", "was", "please", "here", "there", "see", "key",
+     "token", "password", "ssh", "gpg", "pgp", "rsa", "ssl", "tls", "json", "http", "https", "url", "env"}
+)  # fmt: skip
+
+
+def _names_a_provider(match: re.Match[str], start: int) -> bool:
+    text = match.string
+    before = _PROVIDER_BEFORE_RE.search(text, max(0, start - 40), start)
+    after = _PROVIDER_AFTER_RE.match(text, match.end("name"))
+    return any(
+        found is not None
+        and found.end("provider") <= match.start("value")
+        and not {word.lower() for word in re.split(r"[ .]", found["provider"])} & _NOT_PROVIDER_WORDS
+        for found in (before, after)
+    )
+
+
 # Commands that fetch, list or remove keys by id ("gpg --recv-keys <fingerprint>", "--delete-key"): the value
 # names a public key.
 _KEY_OPERATION_WORDS = frozenset(
@@ -856,6 +892,8 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
     )
     named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
+    if not qualified and _names_a_provider(match, start):
+        qualified, named = True, f"provider_{identifier}"
     if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
     # Past a few words only a name that says which secret it is still points at the value.
