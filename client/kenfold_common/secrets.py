@@ -296,9 +296,15 @@ def _looks_like_password(value: str) -> bool:
     return (
         len(value) >= _MIN_PASSWORD_LENGTH
         and not _names_a_location(value)
-        and not _DOTTED_IDENTIFIER_RE.fullmatch(value)
+        and not (_DOTTED_IDENTIFIER_RE.fullmatch(value) and not _has_digits_in_every_part(value))
         and len(_character_classes(value)) >= 3
     )
+
+
+def _has_digits_in_every_part(value: str) -> bool:
+    # "settings.DbPass2" is code reading a secret; "cobalt318.maple49UtL4" is words and numbers joined by a dot,
+    # the way people make passwords: code names seldom hold a number in every part.
+    return all(any(char.isdigit() for char in part) for part in value.split("."))
 
 
 def _is_url_password(match: re.Match[str]) -> bool:
@@ -346,11 +352,18 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
+_PGPASS_LINE_RE = re.compile(r"[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):")
+
+
 def _is_password_of_a_pair(match: re.Match[str]) -> bool:
     value = match["value"]
-    return not _is_placeholder(value) and (
-        _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
-    )
+    if _is_placeholder(value):
+        return False
+    # A .pgpass line's last field is a password by the file's definition: two classes of characters are enough
+    # ("cobalt28-harbor75dubf"), as on a command line.
+    if _PGPASS_LINE_RE.match(match[0]) is not None and _is_command_line_password(match):
+        return True
+    return _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
 
 
 def _is_authorization_value(match: re.Match[str]) -> bool:
@@ -359,7 +372,12 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
     value = match["value"]
     if _is_placeholder(value) or (match["scheme"] or "").lower() in ("digest", "negotiate"):
         return False
-    return _looks_random(value) or (match["scheme"] is not None and _UUID_RE.fullmatch(value) is not None)
+    # After a scheme, a UUID (Splunk's HEC tokens) or key-sized hex ("Bearer <32 hex>": Datadog, Jenkins) is the
+    # credential too: no scheme carries a digest or an id.
+    return _looks_random(value) or (
+        match["scheme"] is not None
+        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+    )
 
 
 def _is_real_token(match: re.Match[str]) -> bool:
@@ -715,7 +733,7 @@ _FOREIGN_PASSWORD_WORDS = (
     "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
 )  # fmt: skip
 _FOREIGN_SECRET_WORDS = (
-    "schlüssel", "zugangsdaten", "clé", "jeton", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
+    "schlüssel", "zugangsdaten", "clé", "jeton", "clave", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
     "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
     "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
 )  # fmt: skip
@@ -1632,7 +1650,8 @@ _RULES: tuple[_Rule, ...] = (
         # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
         # space and may contain "-". The separators: _ASSIGNMENT_TAIL.
         re.compile(
-            r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
+            # A diff's added line ("+API_KEY=...") starts with "+".
+            r"(?:(?<![^\s\"'`*{}(,;&?=:<>/$])|(?<=^\+)|(?<=\n\+))(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
             + r")"
             + _ASSIGNMENT_TAIL,
