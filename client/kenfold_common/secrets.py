@@ -352,6 +352,24 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
+_KUBERNETES_SECRET_DATA_RE = re.compile(r"^kind:\s*+Secret\s*+$[\s\S]*?^(?:data|stringData):", re.MULTILINE)
+
+
+def _is_in_kubernetes_secret_data(match: re.Match[str]) -> bool:
+    head = _KUBERNETES_SECRET_DATA_RE.search(match.string, 0, match.start())
+    return head is not None and "\n" not in match.string[head.end() : match.start()].replace("\n ", "")
+
+
+def _is_encoded_secret_value(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return not _is_placeholder(decoded) and (
+        _looks_random(decoded) or _looks_like_password(decoded) or _is_key_shaped(decoded)
+    )
+
+
 _PGPASS_LINE_RE = re.compile(r"[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):")
 
 
@@ -584,11 +602,15 @@ _COOKIE_SEPARATOR_RE = re.compile(r"\s*+:\s*+[A-Za-z0-9_.-]++=")
 _NETRC_LOGIN_RE = re.compile(r"\bmachine\s++\S++\s++login\s++\S++\s++$")
 
 
+_VALUE_KEY_RE = re.compile(r"[\"']?value[\"']?", re.IGNORECASE)
+
+
 def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
     # prose naming an id.
     # A call's "," (f(session=session, timeout=...)) separates arguments; it assigns only a secret's name.
-    separator = match["separator"]
+    # A name and a value as two entries of one element ("- name: X_SK / value: ..."): "value" assigns.
+    separator = _VALUE_KEY_RE.sub("", match["separator"])
     return (
         (
             ("=" in separator or ":" in separator)
@@ -644,6 +666,16 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     if bare and not separator and _PURE_HEX_RE.fullmatch(value):
         # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
         return False
+    # A quoted UUID or key-sized hex assigned to a bare "Token:" in code (a config struct, a dict) is the
+    # token: code that keeps an id or a digest names it so.
+    quoted = match.string[match.start("value") - 1 : match.start("value")] in ("'", '"', "`")
+    if (
+        bare
+        and quoted
+        and _is_assigned_by_symbol(match)
+        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+    ):
+        return True
     if bare and _PROSE_WORD_RE.search(separator) and not set(separator.lower().split()) <= _PROSE_VERBS:
         # "the token header eyJ...": the words after a bare "token" say what the value is, and it is not one.
         return False
@@ -684,7 +716,9 @@ _SECRET_NAME_SUFFIX = (
     # Names of values that grant access only when they are random: a signature, a session or cookie, an
     # auth value. Such names also hold digests, ids and words, so hex, UUIDs and passwords do not count.
     r"|(?P<random>(?<![A-Za-z])(?:sig(?:nature)?|session(?:[_.-]?(?:id|key|token|secret))?|sid|cookie|auth"
-    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])))"
+    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])"
+    # "<SDK>_SK", "AWS_SK": the secret half of an AK/SK pair (Huawei, Volcengine, Baidu clouds).
+    r"|(?<=[_.-])sk(?![A-Za-z0-9])))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -693,7 +727,7 @@ _SECRET_NAME_SUFFIX = (
 # assignment rules, the costliest of all, since their pattern may start at any word.
 _SECRET_NAME_WORDS = (
     "pass", "pwd", "secret", "token", "credential", "pat", "key", "certificate", "sig", "session", "sid", "cookie",
-    "auth", "bearer", "appid", "app_id",
+    "auth", "bearer", "appid", "app_id", "_sk", "-sk", ".sk",
 )  # fmt: skip
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
@@ -796,6 +830,7 @@ _NEARBY_ENGLISH_NAMES = (
 _NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
 _MIN_NEARBY_ENTROPY_BITS = 4.2
 _MAX_UNQUALIFIED_GAP = 40
+_MIN_UNQUALIFIED_NEARBY_LENGTH = 20
 # What stands between a name and a value that is not the secret: the value is a public key, an id or a
 # fingerprint of one ("the key id ...", "public key ...").
 _NEARBY_NOT_SECRET_RE = re.compile(
@@ -914,6 +949,9 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         qualified, named = True, f"provider_{identifier}"
     if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
+    # A shorter run (Vonage's 16-character secrets) counts only under a name that says which secret it is.
+    if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
+        return False
     # Past a few words only a name that says which secret it is still points at the value.
     if len(match["gap"]) > _MAX_UNQUALIFIED_GAP:
         return False
@@ -1376,6 +1414,29 @@ _RULES: tuple[_Rule, ...] = (
         hint="@",
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # An account id and its secret side by side: Twilio's "AC<32 hex>" SID then the 32-hex auth token
+        # (Client("AC...", "<token>"), "AC...:<token>" in a Basic header's clear text).
+        re.compile(
+            r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"']?\s*+[,:]\s*+[\"']?(?P<value>[0-9a-fA-F]{32})(?![A-Za-z0-9])"
+        ),
+        accepts=_is_real_key,
+        hint="AC",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A Kubernetes Secret's "data:" holds each value base64-encoded whatever its key is called
+        # ("database_url: <base64>"): a decoded value shaped like a password or a key is the secret.
+        re.compile(
+            r"^[ \t]++[A-Za-z0-9_.-]{1,100}:[ \t]++(?P<value>[A-Za-z0-9+/]{12,}+={0,2})[ \t]*+\r?$",
+            re.MULTILINE,
+        ),
+        accepts=lambda match: _is_in_kubernetes_secret_data(match) and _is_encoded_secret_value(match["value"]),
+        hint_words=("kind: secret",),
+    ),
+    _Rule(
         "acr-password",
         "Azure Container Registry password",
         re.compile(r"(?<![A-Za-z0-9+/])(?P<body>[A-Za-z0-9]{42}\+ACR[A-Za-z0-9]{6})(?![A-Za-z0-9+/])"),
@@ -1735,7 +1796,9 @@ _RULES: tuple[_Rule, ...] = (
         # any language. The run must be far more random than a value under a name has to be.
         re.compile(
             r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
-            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+)",
+            # A shorter run must hold a digit, so that a word between the name and the key is passed over.
+            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+"
+            r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-]))",
             re.IGNORECASE,
         ),
         accepts=_is_random_near_a_secret_name,
@@ -2113,7 +2176,9 @@ _CONTEXT_RULE_IDS = frozenset(
     }
 )
 _MASKED_RULES: tuple[_Rule, ...] = tuple(
-    rule if rule.id != "secret-assignment" else replace(rule, accepts=_is_masked_key_under_qualified_name)
+    rule
+    if rule.id != "secret-assignment" or "name" not in rule.pattern.groupindex
+    else replace(rule, accepts=_is_masked_key_under_qualified_name)
     for rule in _RULES
     if rule.id not in _CONTEXT_RULE_IDS
 )
