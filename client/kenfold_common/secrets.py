@@ -352,12 +352,14 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
-_KUBERNETES_SECRET_DATA_RE = re.compile(r"^kind:\s*+Secret\s*+$[\s\S]*?^(?:data|stringData):", re.MULTILINE)
+_KUBERNETES_SECRET_DATA_RE = re.compile(r"^kind:[ \t]*+Secret[ \t]*+\r?$[\s\S]*?^data:", re.MULTILINE)
+# A line that is not indented ends the "data:" block.
+_UNINDENTED_LINE_RE = re.compile(r"\n(?![ \t])")
 
 
 def _is_in_kubernetes_secret_data(match: re.Match[str]) -> bool:
     head = _KUBERNETES_SECRET_DATA_RE.search(match.string, 0, match.start())
-    return head is not None and "\n" not in match.string[head.end() : match.start()].replace("\n ", "")
+    return head is not None and _UNINDENTED_LINE_RE.search(match.string, head.end(), match.start() + 1) is None
 
 
 def _is_encoded_secret_value(value: str) -> bool:
@@ -2143,6 +2145,9 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
             yield rule, start, end
 
 
+_WRITTEN_OVER_UUID_RE = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{34}[0-9a-fA-F]")
+
+
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
     if match.groupdict().get("random") is not None:
@@ -2150,6 +2155,10 @@ def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
+    # A UUID with a word written over one of its dashes ("f3f9cdb6-5e14-4243-9test4fd7..."): zeros over the
+    # word leave 36 hex digits and dashes, still the key.
+    if qualified and _WRITTEN_OVER_UUID_RE.fullmatch(value) is not None and 2 <= value.count("-") <= 4:
+        return True
     return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))
 
 
