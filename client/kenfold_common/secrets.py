@@ -359,7 +359,9 @@ _UNINDENTED_LINE_RE = re.compile(r"\n(?![ \t])")
 
 def _is_in_kubernetes_secret_data(match: re.Match[str]) -> bool:
     head = _KUBERNETES_SECRET_DATA_RE.search(match.string, 0, match.start())
-    return head is not None and _UNINDENTED_LINE_RE.search(match.string, head.end(), match.start() + 1) is None
+    return (
+        head is not None and _UNINDENTED_LINE_RE.search(match.string, head.end(), match.start() + 1) is None
+    )
 
 
 def _is_encoded_secret_value(value: str) -> bool:
@@ -383,7 +385,9 @@ def _is_password_of_a_pair(match: re.Match[str]) -> bool:
     # ("cobalt28-harbor75dubf"), as on a command line.
     if _PGPASS_LINE_RE.match(match[0]) is not None and _is_command_line_password(match):
         return True
-    return _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
+    return (
+        _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
+    )
 
 
 def _is_authorization_value(match: re.Match[str]) -> bool:
@@ -754,9 +758,9 @@ _ASSIGNMENT_TAIL = (
     # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
     r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
     r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-    # A value ends where a script written without spaces starts: "1Passwordの", "Vaultに" are a word and its
-    # particle, not a password.
-    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u30ff\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]{8,200})"
+    # A value ends at a Japanese particle (hiragana): "1Passwordの", "Vaultに" are a word and its particle, not
+    # a password. Passwords may hold other scripts' letters ("한글암호7#...").
+    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u309f]{8,200})"
 )
 
 # A secret's name in other languages, written out in prose or as a field's label ("Das Passwort lautet ...",
@@ -867,7 +871,9 @@ _PROVIDER_NAME = _PROVIDER_WORD + r"(?:[ .]" + _PROVIDER_WORD + r")?"
 _PROVIDER_BEFORE_RE = re.compile(r"(?<![A-Za-z0-9_.-])(?P<provider>" + _PROVIDER_NAME + r")(?:\s|-|の|的)$")
 _PROVIDER_AFTER_RE = re.compile(
     r"\s++(?:(?:de|da|do|del|di|du|des|della|dello|von|van|voor|for|of)\s++)?"
-    r"(?:(?:la|le|el|o|a|the|l')\s*+)?(?:API\s++(?:de|da|do|del|di|du|von|van)\s++)?(?P<provider>" + _PROVIDER_NAME + r")"
+    r"(?:(?:la|le|el|o|a|the|l')\s*+)?(?:API\s++(?:de|da|do|del|di|du|von|van)\s++)?(?P<provider>"
+    + _PROVIDER_NAME
+    + r")"
 )
 _NOT_PROVIDER_WORDS = frozenset(
     {"the", "a", "an", "my", "our", "your", "this", "that", "these", "new", "old", "le", "la", "les", "el", "los",
@@ -947,13 +953,15 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
     )
     named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
-    if not qualified and _names_a_provider(match, start):
+    by_provider = _names_a_provider(match, start)
+    if not qualified and by_provider:
         qualified, named = True, f"provider_{identifier}"
+    # A shorter run (Vonage's 16-character secrets) counts only after a product's name ("Vonage key"): after
+    # "API tokens" it is as likely a documented prefix.
+    if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
+        return by_provider and _looks_random(value)
     if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
-    # A shorter run (Vonage's 16-character secrets) counts only under a name that says which secret it is.
-    if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
-        return False
     # Past a few words only a name that says which secret it is still points at the value.
     if len(match["gap"]) > _MAX_UNQUALIFIED_GAP:
         return False
@@ -1435,7 +1443,9 @@ _RULES: tuple[_Rule, ...] = (
             r"^[ \t]++[A-Za-z0-9_.-]{1,100}:[ \t]++(?P<value>[A-Za-z0-9+/]{12,}+={0,2})[ \t]*+\r?$",
             re.MULTILINE,
         ),
-        accepts=lambda match: _is_in_kubernetes_secret_data(match) and _is_encoded_secret_value(match["value"]),
+        accepts=lambda match: (
+            _is_in_kubernetes_secret_data(match) and _is_encoded_secret_value(match["value"])
+        ),
         hint_words=("kind: secret",),
     ),
     _Rule(
