@@ -906,7 +906,7 @@ _KEY_OPERATION_WORDS = frozenset(
 
 
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
-    text, value = match.string, match["value"].rstrip("=")
+    text, value = match.string, match["value"].partition(".")[0].rstrip("=")
     # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
     # "PAGERDUTY_ROUTING_KEY" says which key it is.
     start = match.start("name")
@@ -1809,7 +1809,9 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
             # A shorter run must hold a digit, so that a word between the name and the key is passed over.
-            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+"
+            # A key of two dotted parts ("<32 hex>.<secret>", Zhipu's "<id>.<secret>") is judged by its first
+            # part and redacted whole.
+            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+(?:\.[A-Za-z0-9]{8,}+(?![.A-Za-z0-9]))?"
             r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-]))",
             re.IGNORECASE,
         ),

@@ -153,6 +153,7 @@ CS_ID = random_run(24)
 BASE32_KEY = random_run(52, string.ascii_lowercase + "234567")
 TWO_CLASS_PASSWORD = "cobalt28" + "-harbor75dubf"
 DOTTED_PASSWORD = "cobalt318" + ".maple49UtL4"
+DOTTED_KEY = f"{random_run(32, '0123456789abcdef')}.{random_run(16)}"
 
 
 @pytest.mark.parametrize(
@@ -165,6 +166,8 @@ DOTTED_PASSWORD = "cobalt318" + ".maple49UtL4"
         (f"A chave da API do Codecov é {UUID}, usei no script ontem.", UUID),
         (f"本番環境のLinodeのキーは {HEX64} です。", HEX64),
         (f"- [ ] rotate Vonage key (current: `{SHORT_KEY}`)", SHORT_KEY),
+        # A key of two dotted parts, redacted whole.
+        (f"Klucz Zhipu GLM do testów: {DOTTED_KEY} (ważny do piątku).", DOTTED_KEY.split(".")[1]),
         # Tokens of the form "<Prefix>:<random id>:<hex>" (DataStax Astra).
         (f"ASTRA_DB_APPLICATION_TOKEN=AstraCS:{CS_ID}:{HEX64}", HEX64),
         (f"rejected credential AstraCS:{CS_ID}:{HEX64} for Astra DB", HEX64),
