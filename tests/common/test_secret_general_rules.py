@@ -152,7 +152,7 @@ JOINED_BASE64 = f"AQE{random_run(60, BASE62 + '+/')}==-{random_run(40, BASE62 + 
 CS_ID = random_run(24)
 BASE32_KEY = random_run(52, string.ascii_lowercase + "234567")
 TWO_CLASS_PASSWORD = "cobalt28" + "-harbor75dubf"
-DOTTED_PASSWORD = "cobalt318" + ".maple49UtL4"
+DOTTED_PASSWORD = ".".join(("cobalt318", "maple49UtL4"))
 DOTTED_KEY = f"{random_run(32, '0123456789abcdef')}.{random_run(16)}"
 
 
