@@ -31,7 +31,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from urllib.parse import unquote
 
@@ -352,16 +352,23 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
-_KUBERNETES_SECRET_DATA_RE = re.compile(r"^kind:[ \t]*+Secret[ \t]*+\r?$[\s\S]*?^data:", re.MULTILINE)
-# A line that is not indented ends the "data:" block.
-_UNINDENTED_LINE_RE = re.compile(r"\n(?![ \t])")
+# A Secret manifest's "data:" block: from the line after "data:" to the next line that is not indented.
+_KUBERNETES_SECRET_DATA_RE = re.compile(
+    r"^kind:[ \t]*+Secret[ \t]*+\r?\n(?:[^\n]*+\n){0,40}?data:[ \t]*+\r?\n(?P<block>(?:[ \t][^\n]*+(?:\n|$))++)",
+    re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=8)
+def _kubernetes_secret_data_blocks(text: str) -> tuple[tuple[int, int], ...]:
+    # Once per text (str hashes are cached), so that a text of many data lines stays linear.
+    return tuple(found.span("block") for found in _KUBERNETES_SECRET_DATA_RE.finditer(text))
 
 
 def _is_in_kubernetes_secret_data(match: re.Match[str]) -> bool:
-    head = _KUBERNETES_SECRET_DATA_RE.search(match.string, 0, match.start())
-    return (
-        head is not None and _UNINDENTED_LINE_RE.search(match.string, head.end(), match.start() + 1) is None
-    )
+    blocks, start = _kubernetes_secret_data_blocks(match.string), match.start()
+    index = bisect_left(blocks, (start + 1,)) - 1
+    return index >= 0 and blocks[index][0] <= start < blocks[index][1]
 
 
 def _is_encoded_secret_value(value: str) -> bool:
