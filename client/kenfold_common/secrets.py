@@ -1808,6 +1808,23 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A password named, then what it is for, then the verb: "the password for the staging database is ...",
+        # "le mot de passe de l'index PyPI interne est ...", "das Passwort für den Server ist ...". Only a
+        # password's name: the value must still look like one.
+        re.compile(
+            r"(?<![^\W\d_])(?P<name>(?P<password>password|passphrase|"
+            + _alternation(_FOREIGN_PASSWORD_WORDS)
+            + r"))(?![^\W\d_])(?P<weak>(?!))?(?P<separator>\x20(?:[^\s\d]{1,20}\x20){1,5}?"
+            r"(?:is|was|ist|war|est|es|era|é|è|är|er|jest|je|on|este|adalah|ialah|:)\x20)[\"'`]?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        anchor_words=_anchors(("password", "passphrase", *_FOREIGN_PASSWORD_WORDS)),
+    ),
+    _Rule(
         "secret-nearby",
         "credential next to a secret's name",
         # The last resort for forms no rule above knows ("use the key \"<key>\" when calling", "token (prod)

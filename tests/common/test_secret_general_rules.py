@@ -166,6 +166,9 @@ DOTTED_KEY = f"{random_run(32, '0123456789abcdef')}.{random_run(16)}"
         (f"A chave da API do Codecov é {UUID}, usei no script ontem.", UUID),
         (f"本番環境のLinodeのキーは {HEX64} です。", HEX64),
         (f"- [ ] rotate Vonage key (current: `{SHORT_KEY}`)", SHORT_KEY),
+        # A password named, then what it is for, then the verb.
+        (f"The password for the staging database is {PASSWORD}.", PASSWORD),
+        (f"Le mot de passe de l'index PyPI interne est {DOTTED_PASSWORD}.", DOTTED_PASSWORD),
         # A key of two dotted parts, redacted whole.
         (f"Klucz Zhipu GLM do testów: {DOTTED_KEY} (ważny do piątku).", DOTTED_KEY.split(".")[1]),
         # Tokens of the form "<Prefix>:<random id>:<hex>" (DataStax Astra).
@@ -235,6 +238,9 @@ def test_a_uuid_with_a_placeholder_word_written_over_a_dash_is_found_under_a_qua
         "kind: Secret\ndata:\n  username: " + base64.b64encode(b"admin").decode(),
         # A bare token name with an unquoted hex in prose is still a commit or an id.
         f"token {HEX32} was the commit",
+        # A password's name and a verb, then where it is kept, not what it is.
+        "The password for the admin account is stored in Vault under infra/admin.",
+        "Das Passwort für den Build-Server ist im Passwortmanager hinterlegt.",
         # A diff line that removes a line, and code names with dots.
         "+settings.DbPass2 = read_secret()",
     ],
