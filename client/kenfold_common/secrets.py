@@ -31,7 +31,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from urllib.parse import unquote
 
@@ -139,6 +139,8 @@ _PURE_HEX_RE = re.compile(r"[0-9a-fA-F]+")
 # dots and has a lower-case word of four letters between slashes ("config/", "/keys") in well under 1 of
 # 1000 keys.
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+# Keys made of base64 parts joined by "-" (Adyen's "AQE...==-...=-..."): each part may end in padding.
+_JOINED_BASE64_RE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}(?:-[A-Za-z0-9+/]{8,}={0,2})++")
 _PATH_WORD_RE = re.compile(r"(?:^|/)[a-z]{4,}+(?:/|$)")
 _DOTTED_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/]{16}")
@@ -172,8 +174,12 @@ def _has_placeholder_word(lowered: str, word: str) -> bool:
     position = lowered.find(word)
     while position != -1:
         end = position + len(word)
+        # ASCII only: a particle of a script written without spaces ("1Passwordの") ends the word.
         inside = (
-            position > 0 and lowered[position - 1].isalnum() and end < len(lowered) and lowered[end].isalnum()
+            position > 0
+            and _is_ascii_alnum(lowered[position - 1])
+            and end < len(lowered)
+            and _is_ascii_alnum(lowered[end])
         )
         if not inside:
             return True
@@ -216,7 +222,10 @@ def _names_a_location(value: str) -> bool:
         return True
     if "/" not in value:
         return False
-    if not _BASE64_RE.fullmatch(value) or _PATH_WORD_RE.search(value) is not None:
+    if (
+        not (_BASE64_RE.fullmatch(value) or _JOINED_BASE64_RE.fullmatch(value))
+        or _PATH_WORD_RE.search(value) is not None
+    ):
         return True
     # One base64 key in 64 starts with "/"; padding tells it from an absolute path.
     return value.startswith("/") and not (value.endswith("=") and len(value) % 4 == 0)
@@ -287,9 +296,15 @@ def _looks_like_password(value: str) -> bool:
     return (
         len(value) >= _MIN_PASSWORD_LENGTH
         and not _names_a_location(value)
-        and not _DOTTED_IDENTIFIER_RE.fullmatch(value)
+        and not (_DOTTED_IDENTIFIER_RE.fullmatch(value) and not _has_digits_in_every_part(value))
         and len(_character_classes(value)) >= 3
     )
+
+
+def _has_digits_in_every_part(value: str) -> bool:
+    # "settings.DbPass2" is code reading a secret; "cobalt318.maple49UtL4" is words and numbers joined by a dot,
+    # the way people make passwords: code names seldom hold a number in every part.
+    return all(any(char.isdigit() for char in part) for part in value.split("."))
 
 
 def _is_url_password(match: re.Match[str]) -> bool:
@@ -337,9 +352,47 @@ def _is_percent_encoded_key(match: re.Match[str]) -> bool:
 _ENCODED_KEY_CHARS_RE = re.compile(r"[A-Za-z0-9_-]{16,}")
 
 
+# A Secret manifest's "data:" block: from the line after "data:" to the next line that is not indented.
+_KUBERNETES_SECRET_DATA_RE = re.compile(
+    r"^kind:[ \t]*+Secret[ \t]*+\r?\n(?:[^\n]*+\n){0,40}?data:[ \t]*+\r?\n(?P<block>(?:[ \t][^\n]*+(?:\n|$))++)",
+    re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=8)
+def _kubernetes_secret_data_blocks(text: str) -> tuple[tuple[int, int], ...]:
+    # Once per text (str hashes are cached), so that a text of many data lines stays linear.
+    return tuple(found.span("block") for found in _KUBERNETES_SECRET_DATA_RE.finditer(text))
+
+
+def _is_in_kubernetes_secret_data(match: re.Match[str]) -> bool:
+    blocks, start = _kubernetes_secret_data_blocks(match.string), match.start()
+    index = bisect_left(blocks, (start + 1,)) - 1
+    return index >= 0 and blocks[index][0] <= start < blocks[index][1]
+
+
+def _is_encoded_secret_value(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return not _is_placeholder(decoded) and (
+        _looks_random(decoded) or _looks_like_password(decoded) or _is_key_shaped(decoded)
+    )
+
+
+_PGPASS_LINE_RE = re.compile(r"[A-Za-z0-9.-]{1,100}:(?:\d{1,5}|\*):")
+
+
 def _is_password_of_a_pair(match: re.Match[str]) -> bool:
     value = match["value"]
-    return not _is_placeholder(value) and (
+    if _is_placeholder(value):
+        return False
+    # A .pgpass line's last field is a password by the file's definition: two classes of characters are enough
+    # ("cobalt28-harbor75dubf"), as on a command line.
+    if _PGPASS_LINE_RE.match(match[0]) is not None and _is_command_line_password(match):
+        return True
+    return (
         _looks_random(value) or _looks_like_password(value) or _KEY_SIZED_HEX_RE.fullmatch(value) is not None
     )
 
@@ -350,7 +403,12 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
     value = match["value"]
     if _is_placeholder(value) or (match["scheme"] or "").lower() in ("digest", "negotiate"):
         return False
-    return _looks_random(value) or (match["scheme"] is not None and _UUID_RE.fullmatch(value) is not None)
+    # After a scheme, a UUID (Splunk's HEC tokens) or key-sized hex ("Bearer <32 hex>": Datadog, Jenkins) is the
+    # credential too: no scheme carries a digest or an id.
+    return _looks_random(value) or (
+        match["scheme"] is not None
+        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+    )
 
 
 def _is_real_token(match: re.Match[str]) -> bool:
@@ -557,11 +615,15 @@ _COOKIE_SEPARATOR_RE = re.compile(r"\s*+:\s*+[A-Za-z0-9_.-]++=")
 _NETRC_LOGIN_RE = re.compile(r"\bmachine\s++\S++\s++login\s++\S++\s++$")
 
 
+_VALUE_KEY_RE = re.compile(r"[\"']?value[\"']?", re.IGNORECASE)
+
+
 def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     # "session=<id>", "X-Signature: <value>" and "Cookie: <name>=<value>" assign; "session <id> expired" is
     # prose naming an id.
     # A call's "," (f(session=session, timeout=...)) separates arguments; it assigns only a secret's name.
-    separator = match["separator"]
+    # A name and a value as two entries of one element ("- name: X_SK / value: ..."): "value" assigns.
+    separator = _VALUE_KEY_RE.sub("", match["separator"])
     return (
         (
             ("=" in separator or ":" in separator)
@@ -573,6 +635,11 @@ def _is_assigned_by_symbol(match: re.Match[str]) -> bool:
     )
 
 
+# A resource id of two upper-case letters naming its type and 32 hex digits (Twilio's "AC", "MG", "SK", "PN"
+# SIDs): under a "sid" name it says which account or service, and the secret is the token beside it.
+_TYPED_RESOURCE_ID_RE = re.compile(r"[A-Z]{2}[0-9a-f]{32}")
+
+
 def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
     # Hex under such a name is a digest (a webhook's HMAC of its payload) or an id far more often than a key.
     # "project=REPO" after "session," is the next argument, not a value.
@@ -580,6 +647,7 @@ def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
         _is_assigned_by_symbol(match)
         and "=" not in value.rstrip("=")
         and _PURE_HEX_RE.fullmatch(value) is None
+        and _TYPED_RESOURCE_ID_RE.fullmatch(value) is None
         and _looks_random_or_id_and_secret(value)
     )
 
@@ -611,6 +679,16 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     if bare and not separator and _PURE_HEX_RE.fullmatch(value):
         # "device token <hex>", "token <sha>": prose naming an id; "token=<hex>" still counts.
         return False
+    # A quoted UUID or key-sized hex assigned to a bare "Token:" in code (a config struct, a dict) is the
+    # token: code that keeps an id or a digest names it so.
+    quoted = match.string[match.start("value") - 1 : match.start("value")] in ("'", '"', "`")
+    if (
+        bare
+        and quoted
+        and _is_assigned_by_symbol(match)
+        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+    ):
+        return True
     if bare and _PROSE_WORD_RE.search(separator) and not set(separator.lower().split()) <= _PROSE_VERBS:
         # "the token header eyJ...": the words after a bare "token" say what the value is, and it is not one.
         return False
@@ -651,7 +729,9 @@ _SECRET_NAME_SUFFIX = (
     # Names of values that grant access only when they are random: a signature, a session or cookie, an
     # auth value. Such names also hold digests, ids and words, so hex, UUIDs and passwords do not count.
     r"|(?P<random>(?<![A-Za-z])(?:sig(?:nature)?|session(?:[_.-]?(?:id|key|token|secret))?|sid|cookie|auth"
-    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])))"
+    r"|bearer)(?![a-z])|(?-i:(?<=[a-z])(?:Signature|Session(?:Id|Key|Token)?|Cookie|Auth))(?![a-z])"
+    # "<SDK>_SK", "AWS_SK": the secret half of an AK/SK pair (Huawei, Volcengine, Baidu clouds).
+    r"|(?<=[_.-])sk(?![A-Za-z0-9])))"
 )
 # Tools that take a password on their command line: mysql and friends glue it to "-p", registry logins
 # and sshpass take it as the next argument. The flag must come within 100 characters on the same line
@@ -660,7 +740,7 @@ _SECRET_NAME_SUFFIX = (
 # assignment rules, the costliest of all, since their pattern may start at any word.
 _SECRET_NAME_WORDS = (
     "pass", "pwd", "secret", "token", "credential", "pat", "key", "certificate", "sig", "session", "sid", "cookie",
-    "auth", "bearer", "appid", "app_id",
+    "auth", "bearer", "appid", "app_id", "_sk", "-sk", ".sk",
 )  # fmt: skip
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
@@ -685,7 +765,9 @@ _ASSIGNMENT_TAIL = (
     # A short word in another script ("값으로", "は", "é", "şu:", "—") between the name and the value.
     r"|\s*+(?=[^\s]{0,7}[^\x00-\x7f])[^\s]{1,8}\s++|\s*+[^\x00-\x7f\s]{1,8}\s*+|\s++)"
     r"(?:![A-Za-z_]++\s++)?[\"'`]?\\?[\"'`]?(?P<value>(?:[A-Za-z0-9]{4}\x20){5}[A-Za-z0-9]{4}(?![A-Za-z0-9])"
-    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u303f]{8,200})"
+    # A value ends at a Japanese particle (hiragana): "1Passwordの", "Vaultに" are a word and its particle, not
+    # a password. Passwords may hold other scripts' letters ("한글암호7#...").
+    r"|[^\s\"'`<>{}()\[\],;\\\u3000-\u309f]{8,200})"
 )
 
 # A secret's name in other languages, written out in prose or as a field's label ("Das Passwort lautet ...",
@@ -698,7 +780,7 @@ _FOREIGN_PASSWORD_WORDS = (
     "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
 )  # fmt: skip
 _FOREIGN_SECRET_WORDS = (
-    "schlüssel", "zugangsdaten", "clé", "jeton", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
+    "schlüssel", "zugangsdaten", "clé", "jeton", "clave", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
     "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
     "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
 )  # fmt: skip
@@ -714,7 +796,7 @@ _UNSPACED_PASSWORD_WORDS = (
     "รหัสผ่าน",
 )
 _UNSPACED_SECRET_WORDS = (
-    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "토큰", "시크릿", "비밀 키",
+    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "キー", "토큰", "시크릿", "비밀 키",
     "โทเค็น",
 )  # fmt: skip
 
@@ -761,6 +843,7 @@ _NEARBY_ENGLISH_NAMES = (
 _NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
 _MIN_NEARBY_ENTROPY_BITS = 4.2
 _MAX_UNQUALIFIED_GAP = 40
+_MIN_UNQUALIFIED_NEARBY_LENGTH = 20
 # What stands between a name and a value that is not the secret: the value is a public key, an id or a
 # fingerprint of one ("the key id ...", "public key ...").
 _NEARBY_NOT_SECRET_RE = re.compile(
@@ -786,10 +869,51 @@ _KEY_QUALIFIERS = frozenset(
      "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
 )  # fmt: skip
 _LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
+# A product's name right before a secret's name ("the Plaid key", "Twilio anahtarı", "Linodeのキー", "Astra
+# DB-sleutel") or right after it ("la clave de Cloudflare", "a chave da API do Codecov", "la chiave Vercel",
+# "le jeton Azure DevOps") says which secret it is, as "PLAID_SECRET" does: a name of one or two capitalized
+# words that are not a sentence's first words.
+_PROVIDER_WORD = r"(?:[A-Z][a-z0-9]++[A-Za-z0-9]*+|[A-Z]{2,}+[a-z0-9]*+)"
+_PROVIDER_NAME = _PROVIDER_WORD + r"(?:[ .]" + _PROVIDER_WORD + r")?"
+_PROVIDER_BEFORE_RE = re.compile(r"(?<![A-Za-z0-9_.-])(?P<provider>" + _PROVIDER_NAME + r")(?:\s|-|の|的)$")
+_PROVIDER_AFTER_RE = re.compile(
+    r"\s++(?:(?:de|da|do|del|di|du|des|della|dello|von|van|voor|for|of)\s++)?"
+    r"(?:(?:la|le|el|o|a|the|l')\s*+)?(?:API\s++(?:de|da|do|del|di|du|von|van)\s++)?(?P<provider>"
+    + _PROVIDER_NAME
+    + r")"
+)
+_NOT_PROVIDER_WORDS = frozenset(
+    {"the", "a", "an", "my", "our", "your", "this", "that", "these", "new", "old", "le", "la", "les", "el", "los",
+     "las", "il", "lo", "der", "die", "das", "de", "het", "o", "os", "um", "uma", "un", "une", "una", "ein",
+     "eine", "te", "voici", "note", "use", "set", "get", "error", "warning", "info", "debug", "decision", "api",
+     "ci", "id", "ids", "public", "private", "secret", "access", "auth", "its", "his", "her", "their", "no",
+     "not", "any", "all", "each", "every", "some", "one", "which", "what", "where", "when", "if", "and", "or",
+     "to", "in", "on", "at", "by", "with", "from", "as", "is", "was", "please", "here", "there", "see", "key",
+     "token", "password", "ssh", "gpg", "pgp", "rsa", "ssl", "tls", "json", "http", "https", "url", "env"}
+)  # fmt: skip
+
+
+def _names_a_provider(match: re.Match[str], start: int) -> bool:
+    text = match.string
+    before = _PROVIDER_BEFORE_RE.search(text, max(0, start - 40), start)
+    after = _PROVIDER_AFTER_RE.match(text, match.end("name"))
+    return any(
+        found is not None
+        and found.end("provider") <= match.start("value")
+        and not {word.lower() for word in re.split(r"[ .]", found["provider"])} & _NOT_PROVIDER_WORDS
+        for found in (before, after)
+    )
+
+
+# Commands that fetch, list or remove keys by id ("gpg --recv-keys <fingerprint>", "--delete-key"): the value
+# names a public key.
+_KEY_OPERATION_WORDS = frozenset(
+    {"recv", "receive", "fetch", "list", "delete", "refresh", "search", "locate", "import", "export", "trust"}
+)
 
 
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
-    text, value = match.string, match["value"].rstrip("=")
+    text, value = match.string, match["value"].partition(".")[0].rstrip("=")
     # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
     # "PAGERDUTY_ROUTING_KEY" says which key it is.
     start = match.start("name")
@@ -802,6 +926,7 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     if (
         {word.lower() for word in _NAME_WORD_RE.findall(after)} & _NOT_SECRET_SUFFIX_WORDS
         or (name in ("key", "keys") and _is_weak_key_name(identifier))
+        or {word.lower() for word in _NAME_WORD_RE.findall(identifier)} & _KEY_OPERATION_WORDS
         or _NEARBY_NOT_SECRET_RE.search(match["gap"])
         or "public" in before
         or "pub" in before
@@ -835,6 +960,13 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         qualifier is not None and qualifier[1].lower() in _KEY_QUALIFIERS
     )
     named = identifier if qualifier is None else f"{qualifier[1]}_{identifier}"
+    by_provider = _names_a_provider(match, start)
+    if not qualified and by_provider:
+        qualified, named = True, f"provider_{identifier}"
+    # A shorter run (Vonage's 16-character secrets) counts only after a product's name ("Vonage key"): after
+    # "API tokens" it is as likely a documented prefix.
+    if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
+        return by_provider and _looks_random(value)
     if qualified and (_is_key_under_qualified_name(named, value) or _looks_random_or_id_and_secret(value)):
         return True
     # Past a few words only a name that says which secret it is still points at the value.
@@ -1276,6 +1408,54 @@ _RULES: tuple[_Rule, ...] = (
         hint=":",
     ),
     _Rule(
+        "prefixed-token",
+        "API token",
+        # "<Prefix>:<random id>:<hex secret>" (DataStax Astra's "AstraCS:<id>:<hex>"): a vendor's name, the
+        # client id and the secret in one token. The id must look random, which keeps "Error:Something:<sha>" out.
+        re.compile(
+            r"(?<![A-Za-z0-9_:])[A-Z][A-Za-z]{2,15}:(?P<id>[A-Za-z0-9]{16,40}):(?P<body>[a-f0-9]{16,}+)"
+            r"(?![A-Za-z0-9])"
+        ),
+        accepts=lambda match: _is_real_token(match) and _looks_random(match["id"]),
+        hint_pattern=re.compile(r":[A-Za-z0-9]{16,40}:[a-f0-9]{16}"),
+    ),
+    _Rule(
+        "user-and-password",
+        "password in a user:password pair",
+        # Oracle's connect strings ("jdbc:oracle:thin:scott/<password>@//host:1521/SVC", "sqlplus
+        # scott/<password>@db"): "user/password@host".
+        re.compile(
+            r"(?<![^\s\"'`=:(])[A-Za-z][A-Za-z0-9_.-]{0,30}/(?P<value>[^\s/@\"'`]{6,})@(?://)?[A-Za-z0-9][A-Za-z0-9.-]*"
+        ),
+        accepts=_is_password_of_a_pair,
+        hint="@",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # An account id and its secret side by side: Twilio's "AC<32 hex>" SID then the 32-hex auth token
+        # (Client("AC...", "<token>"), "AC...:<token>" in a Basic header's clear text).
+        re.compile(
+            r"(?<![A-Za-z0-9])AC[0-9a-f]{32}[\"']?\s*+[,:]\s*+[\"']?(?P<value>[0-9a-fA-F]{32})(?![A-Za-z0-9])"
+        ),
+        accepts=_is_real_key,
+        hint="AC",
+    ),
+    _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A Kubernetes Secret's "data:" holds each value base64-encoded whatever its key is called
+        # ("database_url: <base64>"): a decoded value shaped like a password or a key is the secret.
+        re.compile(
+            r"^[ \t]++[A-Za-z0-9_.-]{1,100}:[ \t]++(?P<value>[A-Za-z0-9+/]{12,}+={0,2})[ \t]*+\r?$",
+            re.MULTILINE,
+        ),
+        accepts=lambda match: (
+            _is_in_kubernetes_secret_data(match) and _is_encoded_secret_value(match["value"])
+        ),
+        hint_words=("kind: secret",),
+    ),
+    _Rule(
         "acr-password",
         "Azure Container Registry password",
         re.compile(r"(?<![A-Za-z0-9+/])(?P<body>[A-Za-z0-9]{42}\+ACR[A-Za-z0-9]{6})(?![A-Za-z0-9+/])"),
@@ -1550,7 +1730,8 @@ _RULES: tuple[_Rule, ...] = (
         # $env:NAME); "export NAME=" and "--name=" need no special case because the name starts after the
         # space and may contain "-". The separators: _ASSIGNMENT_TAIL.
         re.compile(
-            r"(?<![^\s\"'`*{}(,;&?=:<>/$])(?P<name>[A-Za-z0-9_.-]*?"
+            # A diff's added line ("+API_KEY=...") starts with "+".
+            r"(?:(?<![^\s\"'`*{}(,;&?=:<>/$])|(?<=^\+)|(?<=\n\+))(?P<name>[A-Za-z0-9_.-]*?"
             + _SECRET_NAME_SUFFIX
             + r")"
             + _ASSIGNMENT_TAIL,
@@ -1627,6 +1808,23 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     _Rule(
+        "secret-assignment",
+        "credential assigned to a secret-named field",
+        # A password named, then what it is for, then the verb: "the password for the staging database is ...",
+        # "le mot de passe de l'index PyPI interne est ...", "das Passwort für den Server ist ...". Only a
+        # password's name: the value must still look like one.
+        re.compile(
+            r"(?<![^\W\d_])(?P<name>(?P<password>password|passphrase|"
+            + _alternation(_FOREIGN_PASSWORD_WORDS)
+            + r"))(?![^\W\d_])(?P<weak>(?!))?(?P<separator>\x20(?:[^\s\d]{1,20}\x20){1,5}?"
+            r"(?:is|was|ist|war|est|es|era|é|è|är|er|jest|je|on|este|adalah|ialah|:)\x20)[\"'`]?"
+            r"(?P<value>[^\s\"'`<>{}()\[\],;]{8,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_assigned_secret,
+        anchor_words=_anchors(("password", "passphrase", *_FOREIGN_PASSWORD_WORDS)),
+    ),
+    _Rule(
         "secret-nearby",
         "credential next to a secret's name",
         # The last resort for forms no rule above knows ("use the key \"<key>\" when calling", "token (prod)
@@ -1634,7 +1832,11 @@ _RULES: tuple[_Rule, ...] = (
         # any language. The run must be far more random than a value under a name has to be.
         re.compile(
             r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
-            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+)",
+            # A shorter run must hold a digit, so that a word between the name and the key is passed over.
+            # A key of two dotted parts ("<32 hex>.<secret>", Zhipu's "<id>.<secret>") is judged by its first
+            # part and redacted whole.
+            r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+(?:\.[A-Za-z0-9]{8,}+(?![.A-Za-z0-9]))?"
+            r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-]))",
             re.IGNORECASE,
         ),
         accepts=_is_random_near_a_secret_name,
@@ -1979,6 +2181,9 @@ def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int
             yield rule, start, end
 
 
+_WRITTEN_OVER_UUID_RE = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{34}[0-9a-fA-F]")
+
+
 def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     name, value = match["name"], match["value"]
     if match.groupdict().get("random") is not None:
@@ -1986,6 +2191,10 @@ def _is_masked_key_under_qualified_name(match: re.Match[str]) -> bool:
     qualified = not _is_bare_name(name)
     if match["weak"] is not None and _is_weak_key_name(name):
         return False
+    # A UUID with a word written over one of its dashes ("f3f9cdb6-5e14-4243-9test4fd7..."): zeros over the
+    # word leave 36 hex digits and dashes, still the key.
+    if qualified and _WRITTEN_OVER_UUID_RE.fullmatch(value) is not None and 2 <= value.count("-") <= 4:
+        return True
     return qualified and (_is_key_under_qualified_name(name, value) or _looks_random_or_id_and_secret(value))
 
 
@@ -2012,7 +2221,9 @@ _CONTEXT_RULE_IDS = frozenset(
     }
 )
 _MASKED_RULES: tuple[_Rule, ...] = tuple(
-    rule if rule.id != "secret-assignment" else replace(rule, accepts=_is_masked_key_under_qualified_name)
+    rule
+    if rule.id != "secret-assignment" or "name" not in rule.pattern.groupindex
+    else replace(rule, accepts=_is_masked_key_under_qualified_name)
     for rule in _RULES
     if rule.id not in _CONTEXT_RULE_IDS
 )

@@ -141,3 +141,109 @@ def test_base64_wrapped_over_lines_is_read_as_one_run() -> None:
     assert len(encoded.decode().splitlines()) > 1
     assert find_secrets(text)
     assert all(line not in redact_secrets(text) for line in encoded.decode().splitlines())
+
+
+# Rules learnt from the independent aside part (issue 37): each form as a credential, then its look-alike.
+HEX30 = random_run(30, "0123456789abcdef")
+HEX64 = random_run(64, "0123456789abcdef")
+SHORT_KEY = random_run(16)
+FINGERPRINT = random_run(40, "0123456789ABCDEF")
+JOINED_BASE64 = f"AQE{random_run(60, BASE62 + '+/')}==-{random_run(40, BASE62 + '+/')}=-{random_run(16)}"
+CS_ID = random_run(24)
+BASE32_KEY = random_run(52, string.ascii_lowercase + "234567")
+TWO_CLASS_PASSWORD = "cobalt28" + "-harbor75dubf"
+DOTTED_PASSWORD = ".".join(("cobalt318", "maple49UtL4"))
+DOTTED_KEY = f"{random_run(32, '0123456789abcdef')}.{random_run(16)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A product's name beside a secret's name, in any language, says which secret it is.
+        (f"Plaid anahtarı: {HEX30} — yarın yenisiyle değiştireceğim.", HEX30),
+        (f"Decision: CI uses the Opsgenie credential {UUID} until the org-wide one is provisioned.", UUID),
+        (f"Te paso la clave de Azure DevOps de producción: {BASE32_KEY}", BASE32_KEY),
+        (f"A chave da API do Codecov é {UUID}, usei no script ontem.", UUID),
+        (f"本番環境のLinodeのキーは {HEX64} です。", HEX64),
+        (f"- [ ] rotate Vonage key (current: `{SHORT_KEY}`)", SHORT_KEY),
+        # A password named, then what it is for, then the verb.
+        (f"The password for the staging database is {PASSWORD}.", PASSWORD),
+        (f"Le mot de passe de l'index PyPI interne est {DOTTED_PASSWORD}.", DOTTED_PASSWORD),
+        # A key of two dotted parts, redacted whole.
+        (f"Klucz Zhipu GLM do testów: {DOTTED_KEY} (ważny do piątku).", DOTTED_KEY.split(".")[1]),
+        # Tokens of the form "<Prefix>:<random id>:<hex>" (DataStax Astra).
+        (f"ASTRA_DB_APPLICATION_TOKEN=AstraCS:{CS_ID}:{HEX64}", HEX64),
+        (f"rejected credential AstraCS:{CS_ID}:{HEX64} for Astra DB", HEX64),
+        # Oracle's "user/password@host" connect strings.
+        (f"spring.datasource.url=jdbc:oracle:thin:priya/{PASSWORD}@//db.internal:1521/ORCLPDB1", PASSWORD),
+        (f"sqlplus scott/{PASSWORD}@orcl", PASSWORD),
+        # Keys made of base64 parts joined by "-" (Adyen), after an API-key header.
+        (f"curl -H 'X-API-Key: {JOINED_BASE64}' https://checkout.example.com", JOINED_BASE64),
+        # "<SDK>_SK": the secret half of an AK/SK pair; a Kubernetes name/value pair.
+        (f"huaweicloud_sdk_sk = {KEY}", KEY),
+        (f'env:\n  - name: HUAWEICLOUD_SDK_SK\n    value: "{KEY}"', KEY),
+        # A diff's added line.
+        (f"@@ -3 +3 @@\n-LINODE_TOKEN=\n+LINODE_TOKEN={HEX64}", HEX64),
+        # A .pgpass password of two classes of characters; a dotted password with a number in every part.
+        (f"db-1.prod.internal:5432:app:app:{TWO_CLASS_PASSWORD}", TWO_CLASS_PASSWORD),
+        (f"machine ftp.example.com login bot password {DOTTED_PASSWORD}", DOTTED_PASSWORD),
+        # Key-sized hex after an Authorization scheme; a quoted UUID or hex under a bare "Token" in code.
+        (f'curl -H "Authorization: Bearer {HEX32}" https://api.example.com/v1/me', HEX32),
+        (f'cfg := Config{{\n\tToken: "{UUID}",\n}}', UUID),
+        (f'cfg := Config{{\n\tToken: "{HEX32}",\n}}', HEX32),
+        # A Twilio account SID and its auth token side by side.
+        (f'client = Client("AC{HEX32}", "{HEX32[::-1]}")', HEX32[::-1]),
+        # A Kubernetes Secret's data: each value base64-encoded, whatever its key is called.
+        (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  database_url: "
+            + base64.b64encode(PASSWORD.encode()).decode(),
+            base64.b64encode(PASSWORD.encode()).decode(),
+        ),
+    ],
+)
+def test_credentials_of_the_aside_part_forms_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+def test_a_uuid_with_a_placeholder_word_written_over_a_dash_is_found_under_a_qualified_name() -> None:
+    written_over = UUID[:19] + "9test" + UUID[24:]
+    text = f'variable "scw_secret_key" {{\n  type = string\n  default = "{written_over}"\n}}'
+    assert len(written_over) == 36
+    assert find_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Twilio SIDs name a resource; the secret is the token beside them.
+        f"messaging_service_sid: MG{HEX32}",
+        f"account_sid: AC{HEX32}",
+        # Commands that fetch or list keys by their public fingerprint.
+        f"gpg --recv-keys {FINGERPRINT}",
+        f"gpg --keyserver hkps://keys.openpgp.org --recv-keys {FINGERPRINT}",
+        # A product named "1Password" and a word glued to a Japanese particle are not passwords.
+        "パスワードは1Passwordの「Infra」保管庫にあります。チャットに貼らないこと。",
+        "APIキーはVaultに入っています。メモには書かないでください。",
+        # A product's name beside a secret's name does not make an id or a word a key.
+        f"the Stripe key id is {random_run(12)}",
+        "rotate the GitHub token next week, see the runbook",
+        # Prefix:id:hex with a word as the id is a log's structure, not a token.
+        f"Error:ConnectionRefusedByPeer:{HEX32}",
+        # "owner/repo@version" is a dependency, not a user and password.
+        "uses: actions/checkout@v4",
+        "npm install @scope/pkg-name@1.2.3 lodash/fp@4.17.21",
+        # A Kubernetes ConfigMap's data and a Secret's non-secret values.
+        "kind: ConfigMap\ndata:\n  greeting: " + base64.b64encode(PASSWORD.encode()).decode(),
+        "kind: Secret\ndata:\n  username: " + base64.b64encode(b"admin").decode(),
+        # A bare token name with an unquoted hex in prose is still a commit or an id.
+        f"token {HEX32} was the commit",
+        # A password's name and a verb, then where it is kept, not what it is.
+        "The password for the admin account is stored in Vault under infra/admin.",
+        "Das Passwort für den Build-Server ist im Passwortmanager hinterlegt.",
+        # A diff line that removes a line, and code names with dots.
+        "+settings.DbPass2 = read_secret()",
+    ],
+)
+def test_look_alikes_of_the_aside_part_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

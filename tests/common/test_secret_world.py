@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 
 from kenfold_common.secrets import find_secrets, redact_secrets
+from tests.common.secret_independent.part_aside import aside_part as independent_aside_part
 from tests.common.secret_independent.part_dev import dev_part
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
@@ -57,6 +58,9 @@ PARTS = {
     # (tests/common/secret_independent); its first figure, before the rules were changed on it, is in
     # docs/security.md.
     "independent-dev": dev_part,
+    # A second part written the same way; first measured at 93.01 % (docs/security.md), then taught to the
+    # rules: it meets issue 37's targets (1,333 of 1,344, 0 of 768 look-alikes).
+    "independent-aside": independent_aside_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).
