@@ -912,6 +912,50 @@ _KEY_OPERATION_WORDS = frozenset(
 )
 
 
+# A value the text declares with the name: "<name> <up to five words>:" or "<name> ... is" right before it
+# ("Klucz do API: <hex>", "la chiave API è <uuid>", "the new key is <key>", "배포용 토큰: <hex>"), in any
+# language. Jenkins ("<user>:11<hex>") and Harbor ("robot$<name>+<x>:<secret>") write a user before the
+# secret; the user may stand between the label and the value.
+_DECLARED_GAP_RE = re.compile(
+    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,5}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
+    r"(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
+)
+# Words that make a declared value something other than a secret: an id, a digest, a commit, a row's key.
+_NOT_DECLARED_WORDS_RE = re.compile(
+    r"\b(?:id|ids|uuid|guid|trace|span|request|correlation|commit|sha|hash|digest|checksum|revision|rev|build"
+    r"|primary|foreign|partition|sort|cache|idempotency|dedup|row|lookup|object|index|unique|cursor|page|event"
+    r"|message|public|pub|fingerprint|kid|vault|ref|path|file|arn|ssm|kms|name|version|sid|user|username"
+    r"|login|account)\b",
+    re.IGNORECASE,
+)
+_MAX_DECLARED_LOOKBACK = 24
+_MAX_DECLARED_LOOKAHEAD = 60
+
+
+def _is_declared_value(match: re.Match[str], value: str) -> bool:
+    """A key-shaped value right after "<secret's name> ...:" or "... is" (see _DECLARED_GAP_RE)."""
+    text = match.string
+    gap = _DECLARED_GAP_RE.fullmatch(match["gap"])
+    if gap is None or _is_word_character(text[match.end("name") : match.end("name") + 1] or " "):
+        return False
+    before = text[max(0, match.start("name") - _MAX_DECLARED_LOOKBACK) : match.start("name")]
+    label = match["gap"] if gap["user"] is None else match["gap"][: gap.start("user")]
+    # What the line says after the value counts too ("token: <sha>  # the commit the cache was built from").
+    line_end = text.find("\n", match.end("value"))
+    after = text[match.end("value") : line_end if line_end != -1 else len(text)][:_MAX_DECLARED_LOOKAHEAD]
+    # "not secret" before the name denies it ("Account SID (not secret, it's the username): ...").
+    denied = re.search(r"\b(?:not|no|non)\W*+$", before, re.IGNORECASE) is not None
+    if denied or any(_NOT_DECLARED_WORDS_RE.search(part) for part in (before, label, after)):
+        return False
+    # A bare "token:" or "key:" before a lone hex run is as often a digest's or a commit's field.
+    bare = _is_bare_name(match["name"]) or match["name"].lower() in ("key", "keys")
+    if not label.strip(" :：") and bare and _PURE_HEX_RE.fullmatch(value):
+        return False
+    if gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32:
+        return False
+    return _is_key_under_qualified_name("declared_key", value) or _looks_random_or_id_and_secret(value)
+
+
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     text, value = match.string, match["value"].partition(".")[0].rstrip("=")
     # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
@@ -939,6 +983,9 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     # After "%" the run starts inside a percent-escape (the normalized reading reads it); after "$" it is
     # part of a password hash; after "vault:" or "ref:" it is where the secret is kept.
     marker = text[match.start("value") - 1]
+    declared = _is_declared_value(match, value) and "=" not in value and not _is_placeholder(value)
+    if declared and marker not in "%$":
+        return True
     if marker in "%$" or (
         marker == ":"
         and match.start("value") - 1 > match.end("name")
