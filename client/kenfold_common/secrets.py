@@ -652,8 +652,20 @@ def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
     )
 
 
+# "<user>:<secret>" under a qualified secret's name: Jenkins API tokens ("<user>:11<32 hex>"), Harbor robot
+# accounts ("robot$<project>+<name>:<secret>"); the secret half is judged as the value.
+_USER_AND_SECRET_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.$+@-]{0,39}+:(?P<secret>[A-Za-z0-9_+/=-]{16,}+)")
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
+    pair = _USER_AND_SECRET_RE.fullmatch(value.rstrip(".;"))
+    if pair is not None and not _is_bare_name(match["name"]) and match.groupdict().get("random") is None:
+        secret = pair["secret"]
+        if not _is_placeholder(secret) and (
+            _is_key_under_qualified_name(match["name"], secret) or _looks_random_or_id_and_secret(secret)
+        ):
+            return True
     # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
     # run is judged as well, as it was before this reading.
     # A sentence's full stop is not part of the value ("... is 6713d13dc948bf16365556a38104f21c.").
@@ -917,7 +929,7 @@ _KEY_OPERATION_WORDS = frozenset(
 # language. Jenkins ("<user>:11<hex>") and Harbor ("robot$<name>+<x>:<secret>") write a user before the
 # secret; the user may stand between the label and the value.
 _DECLARED_GAP_RE = re.compile(
-    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,5}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
+    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
     r"(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
 )
 # Words that make a declared value something other than a secret: an id, a digest, a commit, a row's key.
@@ -949,7 +961,9 @@ def _is_declared_value(match: re.Match[str], value: str) -> bool:
         return False
     # A bare "token:" or "key:" before a lone hex run is as often a digest's or a commit's field.
     bare = _is_bare_name(match["name"]) or match["name"].lower() in ("key", "keys")
-    if not label.strip(" :：") and bare and _PURE_HEX_RE.fullmatch(value):
+    # ("the token is <sha>" too: only words between the name and the value say which secret it is).
+    words = set(label.replace("：", " ").replace(":", " ").lower().split())
+    if words <= _PROSE_VERBS and bare and _PURE_HEX_RE.fullmatch(value):
         return False
     if gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32:
         return False

@@ -266,6 +266,10 @@ JENKINS = "11" + random_run(32, "0123456789abcdef")
         # A user before the secret (Jenkins "<user>:11<hex>", Harbor "robot$<name>+<x>:<secret>").
         (f"配置的令牌: deploy:{JENKINS} 下周更换。", JENKINS),
         (f"Here's the HARBOR_ROBOT_SECRET you asked for: robot$ci+push:{KEY} (rotate it)", KEY),
+        # "<user>:<secret>" assigned to a qualified secret's name.
+        (f'variables:\n  JENKINS_API_TOKEN: "kenji:{JENKINS}"\n', JENKINS),
+        (f"ENV HARBOR_ROBOT_SECRET=robot$ci+push:{KEY}\n", KEY),
+        (f"Segue a chave de acesso do the nightly export: {UUID} — guarde no cofre.", UUID),
     ],
 )
 def test_a_value_declared_by_a_secret_name_and_a_label_is_found_and_redacted(text: str, secret: str) -> None:
@@ -285,6 +289,10 @@ def test_a_value_declared_by_a_secret_name_and_a_label_is_found_and_redacted(tex
         f"the keyboard is {HEX32}",
         f"the trace key is {UUID}",
         f"cache key: user:{JENKINS[:20]}",
+        # A user and a word, or a bare name, are not a user and a secret.
+        "DATABASE_PASSWORD_FILE=postgres:/run/secrets/db",
+        f"token: deploy:{HEX32}",
+        "JENKINS_API_TOKEN: kenji:changeme-placeholder",
     ],
 )
 def test_look_alikes_of_a_declared_value_are_left_alone(text: str) -> None:

@@ -64,9 +64,9 @@ PARTS = {
     "independent-aside": independent_aside_part,
     "independent-third": independent_third_part,
 }
-# The third independent part, first measured at 96.22 % (docs/security.md), then taught to the rules: 1,087
+# The third independent part, first measured at 96.22 % (docs/security.md), then taught to the rules: 1,098
 # of 1,112 today, below issue 37's 99 %, so held to that figure rounded down to the next 0.5 % as a guard.
-INDEPENDENT_THIRD_MIN_CREDENTIALS_REFUSED = 0.975
+INDEPENDENT_THIRD_MIN_CREDENTIALS_REFUSED = 0.985
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).
 FULLY_REDACTED_PARTS = [name for name in PARTS if name != "held-out"]
