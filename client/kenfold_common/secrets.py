@@ -930,7 +930,8 @@ _KEY_OPERATION_WORDS = frozenset(
 # secret; the user may stand between the label and the value.
 _DECLARED_GAP_RE = re.compile(
     r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
-    r"(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
+    # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
+    r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
 )
 # Words that make a declared value something other than a secret: an id, a digest, a commit, a row's key.
 _NOT_DECLARED_WORDS_RE = re.compile(
@@ -2014,8 +2015,10 @@ _NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\
 # A line break between two characters of a token, with the indentation or shell continuation around it.
 _TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
 # A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
+# A continuation written with a space before the backslash ("glpat-abc \\\n def") is joined only when
+# the pieces together look like a token, as at a bare line break: shell lines end so between arguments.
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
-    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
+    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|[ \t]++\\\\\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
     f"[ \t]*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")

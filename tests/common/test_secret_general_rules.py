@@ -270,6 +270,8 @@ JENKINS = "11" + random_run(32, "0123456789abcdef")
         (f'variables:\n  JENKINS_API_TOKEN: "kenji:{JENKINS}"\n', JENKINS),
         (f"ENV HARBOR_ROBOT_SECRET=robot$ci+push:{KEY}\n", KEY),
         (f"Segue a chave de acesso do the nightly export: {UUID} — guarde no cofre.", UUID),
+        # An auth scheme's word before the value.
+        (f"Te paso el token (SPLUNK_HEC_TOKEN): Splunk {UUID} — caduca el viernes.", UUID),
     ],
 )
 def test_a_value_declared_by_a_secret_name_and_a_label_is_found_and_redacted(text: str, secret: str) -> None:
@@ -296,4 +298,18 @@ def test_a_value_declared_by_a_secret_name_and_a_label_is_found_and_redacted(tex
     ],
 )
 def test_look_alikes_of_a_declared_value_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_token_split_by_a_continuation_with_a_space_before_the_backslash_is_found() -> None:
+    token = "glpat-" + random_run(20)
+    text = f'[secrets]\ngitlab_token = "{token[:16]} \\\n{token[16:]}"\ntimeout = 30\n'
+    assert find_secrets(text)
+    assert token[:16] not in redact_secrets(text) and token[16:] not in redact_secrets(text)
+
+
+def test_shell_arguments_continued_with_a_space_before_the_backslash_are_left_alone() -> None:
+    text = (
+        "docker run --rm \\\n  -e LOG_LEVEL=debug \\\n  -v /srv/data:/data \\\n  ghcr.io/acme/worker:1.4.2\n"
+    )
     assert find_secrets(text) == []

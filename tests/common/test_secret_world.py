@@ -62,11 +62,10 @@ PARTS = {
     # A second part written the same way; first measured at 93.01 % (docs/security.md), then taught to the
     # rules: it meets issue 37's targets (1,333 of 1,344, 0 of 768 look-alikes).
     "independent-aside": independent_aside_part,
+    # A third, first measured at 96.22 % (docs/security.md), then taught to the rules: it meets issue 37's
+    # targets (1,101 of 1,112, 0 of 682 look-alikes).
     "independent-third": independent_third_part,
 }
-# The third independent part, first measured at 96.22 % (docs/security.md), then taught to the rules: 1,098
-# of 1,112 today, below issue 37's 99 %, so held to that figure rounded down to the next 0.5 % as a guard.
-INDEPENDENT_THIRD_MIN_CREDENTIALS_REFUSED = 0.985
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).
 FULLY_REDACTED_PARTS = [name for name in PARTS if name != "held-out"]
@@ -98,9 +97,7 @@ def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
     assert "bidi-control" in {s.disguise for s in aside}
 
 
-@pytest.mark.parametrize(
-    "name", [name for name in PARTS if name not in ("third-unseen", "independent-third")]
-)
+@pytest.mark.parametrize("name", [name for name in PARTS if name != "third-unseen"])
 def test_at_least_99_percent_of_credentials_are_refused(name: str) -> None:
     credentials = [s for s in part(name) if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
@@ -111,12 +108,6 @@ def test_the_third_unseen_part_does_not_fall_below_todays_figure() -> None:
     credentials = [s for s in part("third-unseen") if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
     assert 1 - len(missed) / len(credentials) >= THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED, missed
-
-
-def test_the_independent_third_part_does_not_fall_below_todays_figure() -> None:
-    credentials = [s for s in part("independent-third") if s.is_credential]
-    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
-    assert 1 - len(missed) / len(credentials) >= INDEPENDENT_THIRD_MIN_CREDENTIALS_REFUSED, missed
 
 
 @pytest.mark.parametrize("name", PARTS)
