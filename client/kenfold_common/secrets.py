@@ -652,8 +652,20 @@ def _is_random_under_access_name(match: re.Match[str], value: str) -> bool:
     )
 
 
+# "<user>:<secret>" under a qualified secret's name: Jenkins API tokens ("<user>:11<32 hex>"), Harbor robot
+# accounts ("robot$<project>+<name>:<secret>"); the secret half is judged as the value.
+_USER_AND_SECRET_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.$+@-]{0,39}+:(?P<secret>[A-Za-z0-9_+/=-]{16,}+)")
+
+
 def _is_assigned_secret(match: re.Match[str]) -> bool:
     value = match["value"]
+    pair = _USER_AND_SECRET_RE.fullmatch(value.rstrip(".;"))
+    if pair is not None and not _is_bare_name(match["name"]) and match.groupdict().get("random") is None:
+        secret = pair["secret"]
+        if not _is_placeholder(secret) and (
+            _is_key_under_qualified_name(match["name"], secret) or _looks_random_or_id_and_secret(secret)
+        ):
+            return True
     # In a query string the value ends at the next parameter ("?cosmos_key=<base64>&format=json"); the whole
     # run is judged as well, as it was before this reading.
     # A sentence's full stop is not part of the value ("... is 6713d13dc948bf16365556a38104f21c.").
@@ -912,6 +924,53 @@ _KEY_OPERATION_WORDS = frozenset(
 )
 
 
+# A value the text declares with the name: "<name> <up to five words>:" or "<name> ... is" right before it
+# ("Klucz do API: <hex>", "la chiave API è <uuid>", "the new key is <key>", "배포용 토큰: <hex>"), in any
+# language. Jenkins ("<user>:11<hex>") and Harbor ("robot$<name>+<x>:<secret>") write a user before the
+# secret; the user may stand between the label and the value.
+_DECLARED_GAP_RE = re.compile(
+    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
+    # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
+    r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
+)
+# Words that make a declared value something other than a secret: an id, a digest, a commit, a row's key.
+_NOT_DECLARED_WORDS_RE = re.compile(
+    r"\b(?:id|ids|uuid|guid|trace|span|request|correlation|commit|sha|hash|digest|checksum|revision|rev|build"
+    r"|primary|foreign|partition|sort|cache|idempotency|dedup|row|lookup|object|index|unique|cursor|page|event"
+    r"|message|public|pub|fingerprint|kid|vault|ref|path|file|arn|ssm|kms|name|version|sid|user|username"
+    r"|login|account)\b",
+    re.IGNORECASE,
+)
+_MAX_DECLARED_LOOKBACK = 24
+_MAX_DECLARED_LOOKAHEAD = 60
+
+
+def _is_declared_value(match: re.Match[str], value: str) -> bool:
+    """A key-shaped value right after "<secret's name> ...:" or "... is" (see _DECLARED_GAP_RE)."""
+    text = match.string
+    gap = _DECLARED_GAP_RE.fullmatch(match["gap"])
+    if gap is None or _is_word_character(text[match.end("name") : match.end("name") + 1] or " "):
+        return False
+    before = text[max(0, match.start("name") - _MAX_DECLARED_LOOKBACK) : match.start("name")]
+    label = match["gap"] if gap["user"] is None else match["gap"][: gap.start("user")]
+    # What the line says after the value counts too ("token: <sha>  # the commit the cache was built from").
+    line_end = text.find("\n", match.end("value"))
+    after = text[match.end("value") : line_end if line_end != -1 else len(text)][:_MAX_DECLARED_LOOKAHEAD]
+    # "not secret" before the name denies it ("Account SID (not secret, it's the username): ...").
+    denied = re.search(r"\b(?:not|no|non)\W*+$", before, re.IGNORECASE) is not None
+    if denied or any(_NOT_DECLARED_WORDS_RE.search(part) for part in (before, label, after)):
+        return False
+    # A bare "token:" or "key:" before a lone hex run is as often a digest's or a commit's field.
+    bare = _is_bare_name(match["name"]) or match["name"].lower() in ("key", "keys")
+    # ("the token is <sha>" too: only words between the name and the value say which secret it is).
+    words = set(label.replace("：", " ").replace(":", " ").lower().split())
+    if words <= _PROSE_VERBS and bare and _PURE_HEX_RE.fullmatch(value):
+        return False
+    if gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32:
+        return False
+    return _is_key_under_qualified_name("declared_key", value) or _looks_random_or_id_and_secret(value)
+
+
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     text, value = match.string, match["value"].partition(".")[0].rstrip("=")
     # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
@@ -939,6 +998,9 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     # After "%" the run starts inside a percent-escape (the normalized reading reads it); after "$" it is
     # part of a password hash; after "vault:" or "ref:" it is where the secret is kept.
     marker = text[match.start("value") - 1]
+    declared = _is_declared_value(match, value) and "=" not in value and not _is_placeholder(value)
+    if declared and marker not in "%$":
+        return True
     if marker in "%$" or (
         marker == ":"
         and match.start("value") - 1 > match.end("name")
@@ -1953,8 +2015,10 @@ _NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\
 # A line break between two characters of a token, with the indentation or shell continuation around it.
 _TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
 # A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
+# A continuation written with a space before the backslash ("glpat-abc \\\n def") is joined only when
+# the pieces together look like a token, as at a bare line break: shell lines end so between arguments.
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
-    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
+    f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|[ \t]++\\\\\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
     f"[ \t]*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")

@@ -247,3 +247,69 @@ def test_a_uuid_with_a_placeholder_word_written_over_a_dash_is_found_under_a_qua
 )
 def test_look_alikes_of_the_aside_part_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+BASE32_LOWER = random_run(52, "abcdefghijklmnopqrstuvwxyz234567")
+JENKINS = "11" + random_run(32, "0123456789abcdef")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A value declared by a secret's name and a few words before ":" or "is", in any language.
+        (f"Klucz do API: {HEX32} — nie wrzucaj go do gita.", HEX32),
+        (f"배포용 토큰: {HEX32} 다음 주에 교체 예정입니다.", HEX32),
+        (f"Hier is de sleutel voor de testomgeving: {HEX32}", HEX32),
+        (f"Segue a chave de acesso do relatório: {UUID} — guarde no cofre.", UUID),
+        (f"La chiave API è {UUID}, valida fino a fine mese.", UUID),
+        (f"Hi team,\nthe new key is {BASE32_LOWER}\nCheers", BASE32_LOWER),
+        # A user before the secret (Jenkins "<user>:11<hex>", Harbor "robot$<name>+<x>:<secret>").
+        (f"配置的令牌: deploy:{JENKINS} 下周更换。", JENKINS),
+        (f"Here's the HARBOR_ROBOT_SECRET you asked for: robot$ci+push:{KEY} (rotate it)", KEY),
+        # "<user>:<secret>" assigned to a qualified secret's name.
+        (f'variables:\n  JENKINS_API_TOKEN: "kenji:{JENKINS}"\n', JENKINS),
+        (f"ENV HARBOR_ROBOT_SECRET=robot$ci+push:{KEY}\n", KEY),
+        (f"Segue a chave de acesso do the nightly export: {UUID} — guarde no cofre.", UUID),
+        # An auth scheme's word before the value.
+        (f"Te paso el token (SPLUNK_HEC_TOKEN): Splunk {UUID} — caduca el viernes.", UUID),
+    ],
+)
+def test_a_value_declared_by_a_secret_name_and_a_label_is_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Ids, digests and commits declared the same way.
+        f"primary key: {UUID}",
+        f"the key id is {HEX32}",
+        f"token: {HEX40}  # the commit the cache was built from",
+        f"merge key: {HEX40}",
+        f"Account SID (not secret, it's the username): AC{HEX32}",
+        f"the keyboard is {HEX32}",
+        f"the trace key is {UUID}",
+        f"cache key: user:{JENKINS[:20]}",
+        # A user and a word, or a bare name, are not a user and a secret.
+        "DATABASE_PASSWORD_FILE=postgres:/run/secrets/db",
+        f"token: deploy:{HEX32}",
+        "JENKINS_API_TOKEN: kenji:changeme-placeholder",
+    ],
+)
+def test_look_alikes_of_a_declared_value_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_token_split_by_a_continuation_with_a_space_before_the_backslash_is_found() -> None:
+    token = "glpat-" + random_run(20)
+    text = f'[secrets]\ngitlab_token = "{token[:16]} \\\n{token[16:]}"\ntimeout = 30\n'
+    assert find_secrets(text)
+    assert token[:16] not in redact_secrets(text) and token[16:] not in redact_secrets(text)
+
+
+def test_shell_arguments_continued_with_a_space_before_the_backslash_are_left_alone() -> None:
+    text = (
+        "docker run --rm \\\n  -e LOG_LEVEL=debug \\\n  -v /srv/data:/data \\\n  ghcr.io/acme/worker:1.4.2\n"
+    )
+    assert find_secrets(text) == []
