@@ -56,7 +56,7 @@ class OAuthGrant(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.CharField(max_length=100, blank=True, default="")
-    # The owner's choice on the consent page, as for API keys (memories.models.ApiKey): the projects the
+    # The owner's choice on the consent page, as for API keys (access.models.ApiKey): the projects the
     # client may read and write (NULL: every project) and whether it reads user-wide memories.
     projects = ArrayField(models.TextField(), null=True, blank=True)
     user_memories = models.BooleanField(default=True, db_default=True)

@@ -23,6 +23,8 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
+from access.models import ApiKey
+from access.reach import project_limit
 from kenfold import clock
 from kenfold_common.errors import (
     AuthenticationFailed,
@@ -38,8 +40,6 @@ from kenfold_common.identity import (
     sanitize_agent_name,
 )
 from kenfold_common.secrets import find_secrets, reject_secrets
-from memories.access import project_limit
-from memories.models import ApiKey
 from oauth.models import OAuthGrant, Owner
 from oauth.security import security_event
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from access import keys
 from bench.support.processes import REPO
 from kenfold import clock
 from kenfold.caller import Caller
-from memories import keys
 from memories.services.remember import memory_remember
 from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of

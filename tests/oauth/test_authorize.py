@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
+from access.keys import api_key_create
 from kenfold.caller import Caller
-from memories.keys import api_key_create
 from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant, Owner
 from oauth.views.consent import redirect_source
