@@ -14,7 +14,7 @@ from kenfold_common.errors import SecretDetected
 from memories.services.remember import memory_remember
 from oauth.services import check_grant_agent
 
-APPS = ("memories", "coderefs", "projectdocs", "consolidation", "evals")
+APPS = ("access", "memories", "coderefs", "projectdocs", "consolidation", "evals")
 
 # Where each text is scanned on the way in (archive import scans every text field of its records:
 # archive.records._TEXT_FIELDS, and memories.services everything an agent's call stores).
