@@ -1,7 +1,7 @@
-"""The API keys agents use to reach Kenfold (spec §1.15).
+"""The API keys agents use to reach Kenfold (spec §1.15) and the owner's password (§1.16).
 
-The table kept its name (`api_key`) when the model moved here from memories: the move changed Django's
-state only (access/migrations/0001_api_key.py, memories/migrations/0021_api_key_to_access.py).
+Both tables kept their names (`api_key`, `oauth_owner`) when the models moved here from memories and
+oauth: the moves changed Django's state only (access/migrations, memories 0021, oauth 0005).
 """
 
 from django.contrib.postgres.fields import ArrayField
@@ -57,3 +57,23 @@ class ApiKey(models.Model):
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class Owner(models.Model):
+    """The one owner of this Kenfold (a single row, id 1): the consent page's and the dashboard's password."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    # Argon2id in PHC form ($argon2id$v=19$m=…,t=…,p=…$salt$hash): the parameters travel with the hash.
+    password_hash = models.TextField(blank=True, default="")
+    password_changed_at = models.DateTimeField(null=True, blank=True)
+    # The consent page's wrong passwords and lock.
+    failures = models.PositiveIntegerField(default=0)
+    locked_until = models.DateTimeField(null=True, blank=True)
+    # The dashboard's, counted apart: the consent page is public, and guesses there must not lock the
+    # owner out of the local dashboard.
+    dashboard_failures = models.PositiveIntegerField(default=0)
+    dashboard_locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "oauth_owner"
+        constraints = [models.CheckConstraint(condition=models.Q(id=1), name="oauth_owner_single_row")]

@@ -32,7 +32,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
 from access import keys
-from access.models import ApiKey
+from access.models import ApiKey, Owner
 from bench.support.processes import REPO, kenfold_env, manage
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
@@ -45,7 +45,7 @@ from kenfold.embedded_db import EmbeddedCluster
 from memories.capture import extraction
 from memories.models import Extraction, Memory, MemoryEmbedding, ServedCall
 from memories.services.remember import memory_remember
-from oauth.models import OAuthGrant, Owner
+from oauth.models import OAuthGrant
 from tests.mcp.support import stdio_tool_calls
 from tests.provider_servers import Received, Reply, chat_reply, openai_embeddings, provider_server
 

@@ -229,3 +229,21 @@ def test_keys_made_before_the_move_to_access_still_authenticate() -> None:
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM api_key WHERE id = %s", [key.id])
         migrate(latest())
+
+
+BEFORE_OWNER_MOVED = [("oauth", "0004_grant_projects"), ("access", "0001_api_key")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owner_password_set_before_the_move_to_access_still_opens_the_dashboard() -> None:
+    from access.password import password_check, password_set
+
+    password_set(password="a long owner password")
+    try:
+        migrate(BEFORE_OWNER_MOVED)
+        migrate(latest())
+        password_check(password="a long owner password", remote="test", page="dashboard")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM oauth_owner")
+        migrate(latest())

@@ -8,9 +8,10 @@ from django.test import Client
 from oauth2_provider.models import get_grant_model
 
 from access.keys import api_key_create
+from access.models import Owner
 from kenfold.caller import Caller
 from memories.services.remember import memory_remember
-from oauth.models import OAuthGrant, Owner
+from oauth.models import OAuthGrant
 from oauth.views.consent import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
 from tests.oauth.support import PASSWORD, consent_form
