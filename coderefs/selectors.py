@@ -8,11 +8,11 @@ from uuid import UUID
 from django.db.models import Count, F, Min
 
 from access import reach
+from access.caller import Caller
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
 from kenfold import paging
-from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.coderefs import REF_STATES
 from memories.models import LIVE_STATUSES

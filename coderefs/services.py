@@ -10,11 +10,11 @@ from django.db import transaction
 from django.db.models import Case, IntegerField, OuterRef, Q, Subquery, Value, When
 
 from access import reach
+from access.caller import Caller
 from coderefs.extract import refs_for_memory
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.coderefs import (
     HASH_CONTROL_RE,

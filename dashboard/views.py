@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
 from access import keys
+from access.caller import Caller
 from access.reach import limit_summary
 from coderefs.selectors import memory_code_refs
 from consolidation import selectors as consolidation
@@ -25,7 +26,6 @@ from consolidation.models import ProposalStatus
 from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock, paging
-from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, KenfoldError, NotFound
 from memories import audit, quotas, selectors, usage
 from memories.models import MemoryType, Status

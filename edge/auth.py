@@ -12,8 +12,8 @@ from contextvars import ContextVar
 
 from django.conf import settings
 
+from access.caller import Caller
 from access.keys import api_key_authenticate
-from kenfold.caller import Caller
 from kenfold_common.errors import AuthenticationFailed
 from kenfold_common.identity import sanitize_agent_name
 from oauth.resource import is_oauth_token, verify_access_token

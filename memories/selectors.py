@@ -16,8 +16,8 @@ from django.db.models import Count, Max, QuerySet, Sum
 from psycopg.types.json import Jsonb
 
 from access import reach
+from access.caller import Caller
 from kenfold import clock, paging
-from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner

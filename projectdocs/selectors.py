@@ -5,7 +5,7 @@ from collections import Counter
 from django.db.models import Q
 
 from access import reach
-from kenfold.caller import Caller
+from access.caller import Caller
 from memories.models import Memory, MemoryType, Status
 from memories.presenters import DOC_KIND, GUIDELINES_KIND
 from projectdocs.schemas import DocFilesOutput, DocFileState

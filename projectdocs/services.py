@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from access import reach
-from kenfold.caller import Caller
+from access.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.docs import (
     FILE_HASH_RE,

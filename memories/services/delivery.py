@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from memories import delta, selectors, usage

@@ -7,8 +7,8 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 
 from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import scope_for_project

@@ -10,8 +10,8 @@ from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
 
 from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project

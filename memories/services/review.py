@@ -7,8 +7,8 @@ from django.db import transaction
 from psycopg.types.json import Jsonb
 
 from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import server_bound
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.secrets import redact_secrets

@@ -2,8 +2,8 @@
 
 import pytest
 
+from access.caller import Caller
 from access.reach import project_limit, require_memory, require_scope, scope_readable, scope_writable
-from kenfold.caller import Caller
 from kenfold_common.errors import NotFound, PermissionDenied
 
 SHOP = "project:github.com/acme/shop"

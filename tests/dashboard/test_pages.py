@@ -7,11 +7,11 @@ from html import unescape
 import pytest
 
 from access import keys
+from access.caller import Caller
 from access.models import ApiKey
 from coderefs.models import CodeRef, RefState
 from dashboard.views import ACTOR
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import AuthenticationFailed
 from memories import selectors
 from memories.models import Extraction, Memory, MemoryEdge, Status

@@ -7,9 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from access import keys
+from access.caller import Caller
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
-from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
 from memories.services.remember import memory_remember

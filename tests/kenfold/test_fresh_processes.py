@@ -32,6 +32,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
 from access import keys
+from access.caller import Caller
 from access.models import ApiKey, Owner
 from bench.support.processes import REPO, kenfold_env, manage
 from coderefs.schemas import CheckInput, CheckResult
@@ -40,7 +41,6 @@ from consolidation.models import Consolidation
 from evals.models import EvalRun, GoldenQuestion
 from evals.services import EVAL_TASK, question_add
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
 from memories.capture import extraction
 from memories.models import Extraction, Memory, MemoryEmbedding, ServedCall

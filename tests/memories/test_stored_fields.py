@@ -8,8 +8,8 @@ from django.apps import apps
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from access.caller import Caller
 from access.keys import api_key_create
-from kenfold.caller import Caller
 from kenfold_common.errors import SecretDetected
 from memories.services.remember import memory_remember
 from oauth.services import check_grant_agent

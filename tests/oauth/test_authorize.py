@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
+from access.caller import Caller
 from access.keys import api_key_create
 from access.models import Owner
-from kenfold.caller import Caller
 from memories.services.remember import memory_remember
 from oauth.models import OAuthGrant
 from oauth.views.consent import redirect_source
