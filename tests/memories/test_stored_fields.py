@@ -61,6 +61,7 @@ SAFE = {
     "memories.Memory.code_state": "one of CodeState",
     "memories.Memory.content_key": "generated from content, which is scanned",
     "access.ApiKey.prefix": "the start of a key Kenfold made, too short to authenticate (shown in listings)",
+    "access.Owner.password_hash": "an Argon2id hash Kenfold made of the owner password (access.password)",
     "memories.MemoryEmbedding.model": "the embedding model's name from settings",
     "memories.MemoryEmbedding.content_md5": "a hash",
     "memories.Extraction.status": "one of ExtractionStatus",
