@@ -35,7 +35,7 @@ def parse_args() -> argparse.Namespace:
 
 def load_project(data: dict[str, Any]) -> dict[str, Any]:
     """Store the project as agents would have written it; returns the ids the later steps need."""
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories.services.handoff import handoff_create
     from memories.services.remember import memory_remember
     from memories.services.review import memory_approve
@@ -73,7 +73,7 @@ def measure(output: Any) -> dict[str, Any]:
 
 
 def session(data: dict[str, Any], ids: dict[str, Any], budget: int) -> list[dict[str, Any]]:
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories.services.delivery import context_deliver
     from memories.services.remember import memory_remember
     from memories.services.review import memory_forget

@@ -45,7 +45,7 @@ def parse_args() -> argparse.Namespace:
 
 def load(pages_dir: Path) -> int:
     """Sync every page of `pages_dir` in one request, as the client would send it; returns the sections."""
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from kenfold_client.docs import file_payload, read_pages
     from projectdocs.schemas import DocsSyncInput
     from projectdocs.services import docs_sync
@@ -70,7 +70,7 @@ def matches(view, wanted: str) -> bool:
 
 
 def evaluate(questions: list[dict], *, field_weights: bool, vectors: bool, show_misses: bool) -> dict:
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories import selectors
     from memories.search.retrieval import SearchOptions
 

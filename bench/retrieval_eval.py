@@ -99,9 +99,9 @@ def close_throwaway(home: Path | None) -> None:
 
 def load_kenfold_format(data: dict, *, now: datetime) -> tuple[dict[str, str], list[dict]]:
     """Store the memories as agents would (remember, handoff semantics), backdated with the clock seam."""
+    from access.caller import Caller
     from coderefs.models import CodeRef
     from kenfold import clock
-    from kenfold.caller import Caller
     from memories.models import Memory, MemoryEdge
     from memories.services.remember import memory_remember
     from memories.services.review import memory_approve, memory_forget
@@ -167,8 +167,8 @@ def load_locomo(
     conversations: list[dict], *, now: datetime, context_turns: bool
 ) -> tuple[dict[str, str], list[dict]]:
     """Each conversation is its own project; each turn a memory "Speaker (date): text" dated by its session."""
+    from access.caller import Caller
     from kenfold import clock
-    from kenfold.caller import Caller
     from memories.services.remember import memory_remember
 
     ids: dict[str, str] = {}
@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     from django.conf import settings
     from django.test import override_settings
 
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories import selectors
     from memories.providers import configured
     from memories.search.embedding_store import backfill

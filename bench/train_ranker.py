@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from django.db import connection
     from django.test import override_settings
 
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories import selectors
     from memories.providers import configured
     from memories.search.embedding_store import backfill

@@ -43,9 +43,9 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 def run(calls: int) -> dict:
     from django.conf import settings
 
+    from access.caller import Caller
     from bench.delta_context import load_project
     from kenfold import clock
-    from kenfold.caller import Caller
     from memories import usage
     from memories.models import ServedCall
     from memories.services.delivery import recall_deliver

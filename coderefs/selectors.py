@@ -7,14 +7,14 @@ from uuid import UUID
 
 from django.db.models import Count, F, Min
 
+from access import reach
+from access.caller import Caller
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import Target, TargetsOutput
 from coderefs.services import project_scope
 from kenfold import paging
-from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.coderefs import REF_STATES
-from memories import access
 from memories.models import LIVE_STATUSES
 from memories.schemas import CodeRefView, MemoryView
 
@@ -24,7 +24,7 @@ MAX_TARGETS = 500
 def refs_targets(*, caller: Caller, project: str | None) -> TargetsOutput:
     """Distinct targets of the project's live memories: never-checked first, then least recently checked."""
     scope = project_scope(project)
-    access.require_scope(caller=caller, scope=scope, write=False)
+    reach.require_scope(caller=caller, scope=scope, write=False)
     rows = (
         CodeRef.objects.filter(scope=scope, memory__status__in=LIVE_STATUSES)
         .values("path", "symbol", "anchor_commit", "anchor_hash")

@@ -9,11 +9,12 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import Case, IntegerField, OuterRef, Q, Subquery, Value, When
 
+from access import reach
+from access.caller import Caller
 from coderefs.extract import refs_for_memory
 from coderefs.models import STALE_REF, CodeRef, RefState
 from coderefs.schemas import CheckInput, CheckOutput, CheckResult
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.coderefs import (
     HASH_CONTROL_RE,
@@ -25,7 +26,6 @@ from kenfold_common.coderefs import (
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import find_secrets, reject_secrets
-from memories import access
 from memories.models import Memory
 from memories.quotas import quota_charge
 
@@ -85,7 +85,7 @@ def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:
     """Apply one client's findings at `check.commit`, in one transaction; validates everything first."""
     caller.require_write("refs check")
     scope = project_scope(check.project)
-    access.require_scope(caller=caller, scope=scope, write=True)
+    reach.require_scope(caller=caller, scope=scope, write=True)
     if not is_commit(check.commit):
         raise InvalidInput("commit must be the checked commit's id: 7-64 lowercase hex digits")
     for index, result in enumerate(check.results):

@@ -11,7 +11,7 @@ class DashboardSession(models.Model):
     token_hash = models.CharField(max_length=64, primary_key=True)
     # Compared with the form's `csrf` field on every POST (constant time).
     csrf_token = models.CharField(max_length=64)
-    # oauth.services.owner_stamp() at login: a password change ends the session.
+    # access.password.owner_stamp() at login: a password change ends the session.
     owner_stamp = models.CharField(max_length=16)
     created_at = models.DateTimeField(db_default=Now())
     last_seen_at = models.DateTimeField(db_default=Now())

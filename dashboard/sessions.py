@@ -8,10 +8,10 @@ from datetime import timedelta
 
 from django.db import transaction
 
+from access.password import owner_stamp, password_check
+from access.security import security_event
 from dashboard.models import DashboardSession
 from kenfold import clock
-from oauth.security import security_event
-from oauth.services import owner_stamp, password_check
 
 IDLE = timedelta(hours=2)
 ABSOLUTE = timedelta(hours=12)
@@ -26,7 +26,7 @@ def _hash(token: str) -> str:
 
 def session_login(*, password: str, remote: str) -> str:
     """Check the owner password (the dashboard's own count and lock) and open a session; returns the
-    token for the cookie. Raises what oauth.services.password_check raises."""
+    token for the cookie. Raises what access.password.password_check raises."""
     password_check(password=password, remote=remote, page="dashboard")
     security_event("dashboard login", remote=remote)
     token = secrets.token_urlsafe(32)

@@ -16,6 +16,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
+from access import keys
+from access.caller import Caller
+from access.reach import limit_summary
 from coderefs.selectors import memory_code_refs
 from consolidation import selectors as consolidation
 from consolidation import services as consolidating
@@ -23,10 +26,8 @@ from consolidation.models import ProposalStatus
 from dashboard import charts, sessions
 from dashboard.guard import PREFIX, clear_cookie, plain, safe_next, set_cookie
 from kenfold import clock, paging
-from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, KenfoldError, NotFound
-from memories import audit, keys, quotas, selectors, usage
-from memories.access import limit_summary
+from memories import audit, quotas, selectors, usage
 from memories.models import MemoryType, Status
 from memories.services import review as reviewing
 from oauth.services import grant_list, grant_revoke

@@ -18,9 +18,9 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security.http import HttpAuthBase
 from pydantic import BaseModel, Field
 
+from access.caller import Caller
 from edge.auth import authenticated_caller, local_caller
 from edge.backpressure import database_unavailable, database_unavailable_message
-from kenfold.caller import Caller
 from kenfold.capacity import RETRY_AFTER_S
 from kenfold.openapi import error_documentation, error_responses
 from kenfold_common.errors import KenfoldError, QuotaExceeded

@@ -12,10 +12,10 @@ from contextvars import ContextVar
 
 from django.conf import settings
 
-from kenfold.caller import Caller
+from access.caller import Caller
+from access.keys import api_key_authenticate
 from kenfold_common.errors import AuthenticationFailed
 from kenfold_common.identity import sanitize_agent_name
-from memories.keys import api_key_authenticate
 from oauth.resource import is_oauth_token, verify_access_token
 
 # Set by the guard for the duration of one request. The MCP SDK runs tool handlers in tasks that copy

@@ -315,6 +315,7 @@ INSTALLED_APPS = [
     "django_q",
     # Always installed, so that its tables exist whatever KENFOLD_PUBLIC_URL says; mounted only with it.
     "oauth2_provider",
+    "access",
     "memories",
     "coderefs",
     "projectdocs",

@@ -17,10 +17,11 @@ from django.db import connection
 from django.db.models import Count, Max
 from psycopg.types.json import Jsonb
 
+from access.keys import KEY_PREFIX, api_key_find
+from access.models import ApiKey
 from kenfold import clock
 from kenfold_common.errors import InvalidInput, NotFound
-from memories.keys import KEY_PREFIX, api_key_find
-from memories.models import ApiKey, Memory, MemoryAction, MemoryEvent
+from memories.models import Memory, MemoryAction, MemoryEvent
 from memories.selectors import parse_memory_id
 
 MAX_DETAIL_TEXT = 200

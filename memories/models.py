@@ -1,4 +1,4 @@
-"""Memories, the edges between them, and the API keys agents use to reach them (spec §1.1, §1.15).
+"""Memories and the edges between them (spec §1.1); the API keys agents use are in access.models.
 
 Every invariant that must hold for any writer is a database constraint, not only Python validation:
 the server is not the only thing that ever writes to this database (imports, psql, future workers).
@@ -16,7 +16,6 @@ from django.db.models.functions import MD5, Now
 from pgvector.django import VectorField
 
 from kenfold.db_functions import ContentKey, EnglishSearchTsVector, SearchTsVector, UUIDv7
-from kenfold_common.identity import AGENT_NAME_PATTERN
 
 
 class MemoryType(models.TextChoices):
@@ -251,52 +250,6 @@ class MemoryEdge(models.Model):
             models.CheckConstraint(condition=~Q(src=F("dst")), name="memory_edge_not_self"),
         ]
         indexes = [models.Index(fields=["dst", "relation"], name="memory_edge_dst")]
-
-
-class ApiKey(models.Model):
-    """A bearer key for one agent. Only the SHA-256 of the key is stored; the key is shown once."""
-
-    id = models.UUIDField(primary_key=True, db_default=UUIDv7(), editable=False)
-    agent = models.TextField()
-    prefix = models.TextField()
-    key_hash = models.BinaryField(unique=True)
-    # Least privilege for integrations that only search: every tool is listed, writes are refused.
-    read_only = models.BooleanField(default=False, db_default=False)
-    # The owner's own words for where the key is used ("laptop", "CI"), so two keys of one agent can be
-    # told apart in listings; never used for identity.
-    label = models.TextField(default="", db_default="", blank=True)
-    # The projects (normalized identities, kenfold_common.identity) the key may read and write; NULL for
-    # every project. Memories of other projects do not exist for it (memories.access).
-    projects = ArrayField(models.TextField(), null=True, blank=True)
-    # Whether the key reads user-wide memories (the owner's preferences); a project-limited key never
-    # writes them.
-    user_memories = models.BooleanField(default=True, db_default=True)
-    created_at = models.DateTimeField(db_default=Now())
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        db_table = "api_key"
-        constraints = [
-            models.CheckConstraint(condition=Q(agent__regex=AGENT_NAME_PATTERN), name="api_key_agent_valid"),
-            models.CheckConstraint(
-                condition=models.lookups.Exact(models.Func(F("key_hash"), function="octet_length"), 32),
-                name="api_key_hash_sha256",
-            ),
-            models.CheckConstraint(
-                condition=models.lookups.LessThanOrEqual(models.functions.Length("label"), 64),
-                name="api_key_label_length",
-            ),
-            # An empty list would read as "no project" to one reader and "every project" to another.
-            models.CheckConstraint(
-                condition=Q(projects__isnull=True) | ~Q(projects=[]), name="api_key_projects_not_empty"
-            ),
-        ]
-        indexes = [models.Index(fields=["agent"], name="api_key_agent")]
-
-    @property
-    def revoked(self) -> bool:
-        return self.revoked_at is not None
 
 
 class MemoryEmbedding(models.Model):

@@ -17,10 +17,11 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import connection, transaction
 
+from access.caller import Caller
+from access.models import ApiKey
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, QuotaExceeded
-from memories.models import ApiKey, CredentialQuota, QuotaCounter
+from memories.models import CredentialQuota, QuotaCounter
 
 WRITES = "writes"
 MEMORIES = "memories"

@@ -15,14 +15,15 @@ from django.db import connection
 from django.db.models import Count, Max, QuerySet, Sum
 from psycopg.types.json import Jsonb
 
+from access import reach
+from access.caller import Caller
 from kenfold import clock, paging
-from kenfold.caller import Caller
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, scope_for_project, scope_from_owner
 from kenfold_common.poisoning import REASONS
 from kenfold_common.secrets import redact_secrets
-from memories import access, doc_links, extensions
+from memories import doc_links, extensions
 from memories.history import parse_as_of
 from memories.models import (
     NOT_IN_VIEWS,
@@ -102,13 +103,13 @@ def read_scopes(project: str | None) -> list[str]:
 def caller_read_scopes(*, caller: Caller, project: str | None) -> tuple[str, list[str]]:
     """The scope of `project` and the scopes a read of it covers, as far as the caller may read them.
 
-    A project outside a limited credential's projects is refused (memories.access); without a project,
+    A project outside a limited credential's projects is refused (access.reach); without a project,
     a credential kept from user-wide memories reads nothing but still gets the list of its projects.
     """
     scope = scope_for_project(project)
     if scope != USER_SCOPE:
-        access.require_scope(caller=caller, scope=scope, write=False)
-    return scope, access.readable_scopes(caller, read_scopes(project))
+        reach.require_scope(caller=caller, scope=scope, write=False)
+    return scope, reach.readable_scopes(caller, read_scopes(project))
 
 
 def _clean_query(text: str | None, *, field: str, required: bool) -> str:
@@ -188,7 +189,7 @@ def memory_recall(
         )
 
     if not scopes:
-        # A credential limited away from everything asked for reads nothing (memories.access).
+        # A credential limited away from everything asked for reads nothing (access.reach).
         views = []
     elif len(phrasings) == 1:
         views = retrieve_one(phrasings[0], wanted)
@@ -562,7 +563,7 @@ def project_list(
     """Projects with active memories, most recently written first: what a client without a git remote
     (ChatGPT, claude.ai) can pass as `project`; for a project-limited `caller`, only its projects."""
     projects = Memory.objects.served(now).filter(scope__startswith=PROJECT_SCOPE_PREFIX)
-    visible = access.project_scopes_visible(caller) if caller is not None else None
+    visible = reach.project_scopes_visible(caller) if caller is not None else None
     if visible is not None:
         projects = projects.filter(scope__in=visible)
     rows = (

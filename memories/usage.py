@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import SESSION_ID_META_KEY, parse_session_id
 from kenfold_common.secrets import redact_secrets

@@ -28,7 +28,7 @@ class TokenInfo:
     agent: str
     scopes: frozenset[str]
     client_id: str
-    # The owner's limit from the consent page (memories.access applies it).
+    # The owner's limit from the consent page (access.reach applies it).
     projects: frozenset[str] | None = None
     user_memories: bool = True
 

@@ -31,10 +31,10 @@ from oauthlib.oauth2.rfc6749.grant_types import AuthorizationCodeGrant, RefreshT
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 from oauthlib.oauth2.rfc6749.tokens import BearerToken
 
+from access.security import security_event
 from kenfold import clock
 from oauth import tokens
 from oauth.models import OAuthGrant
-from oauth.security import security_event
 from oauth.services import grant_end
 
 log = logging.getLogger(__name__)

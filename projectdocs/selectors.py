@@ -4,8 +4,8 @@ from collections import Counter
 
 from django.db.models import Q
 
-from kenfold.caller import Caller
-from memories import access
+from access import reach
+from access.caller import Caller
 from memories.models import Memory, MemoryType, Status
 from memories.presenters import DOC_KIND, GUIDELINES_KIND
 from projectdocs.schemas import DocFilesOutput, DocFileState
@@ -16,7 +16,7 @@ def docs_files(*, caller: Caller, project: str | None) -> DocFilesOutput:
     """Each page of the project's served docs with the hash of the file it was synced from; KENFOLD.md
     too when the guidelines came from it (memories.guidelines)."""
     scope = docs_scope(project)
-    access.require_scope(caller=caller, scope=scope, write=False)
+    reach.require_scope(caller=caller, scope=scope, write=False)
     rows = (
         Memory.objects.filter(scope=scope, type=MemoryType.PROJECT, status=Status.ACTIVE)
         .filter(Q(attrs__kind=DOC_KIND) | Q(attrs__kind=GUIDELINES_KIND, attrs__has_key="file_hash"))

@@ -19,7 +19,8 @@ from typing import Any
 
 from django.db import transaction
 
-from kenfold.caller import Caller
+from access import reach
+from access.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.docs import (
     FILE_HASH_RE,
@@ -31,7 +32,6 @@ from kenfold_common.docs import (
 from kenfold_common.errors import InvalidInput, SecretDetected
 from kenfold_common.identity import USER_SCOPE, scope_for_project
 from kenfold_common.secrets import redact_secrets, reject_secrets
-from memories import access
 from memories.audit import audit_record
 from memories.guidelines import GUIDELINES_FILE, guidelines_clear, guidelines_set
 from memories.insert import memory_insert
@@ -158,7 +158,7 @@ def docs_sync(*, caller: Caller, sync: DocsSyncInput) -> DocsSyncOutput:
     """
     caller.require_write("docs sync")
     scope = docs_scope(sync.project)
-    access.require_scope(caller=caller, scope=scope, write=True)
+    reach.require_scope(caller=caller, scope=scope, write=True)
     # A file sent twice as the same entry says nothing new (a client's retry, a list built twice): keep one.
     # Two different entries for one path cannot both be the page, so that is refused.
     sync.files = list({file.model_dump_json(): file for file in sync.files}.values())

@@ -150,7 +150,7 @@ class Cluster:
         self.manage("migrate", "--verbosity", "0")
         self.manage("password", "--stdin", stdin=self.owner_password + "\n")
         script = (
-            "import json; from memories.keys import api_key_create; "
+            "import json; from access.keys import api_key_create; "
             f"print(json.dumps([api_key_create(agent=f'bench-{{n}}')[1] for n in range({agents})]))"
         )
         self.keys = json.loads(self.manage("shell", "-c", script).strip().splitlines()[-1])

@@ -183,8 +183,8 @@ def _task_profile(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     them beside each other and beside the lexical search); with several models, `embed[<model>]` and
     `vector_sql[<model>]` are each model's own. `recall_total` is the whole pipeline, as served.
     """
+    from access.caller import Caller
     from kenfold import clock
-    from kenfold.caller import Caller
     from memories.search import fulltext
     from memories.search.vector import vector_search
     from memories.selectors import context_get, memory_recall, read_scopes
@@ -281,7 +281,7 @@ def _task_explain(connection: Any, payload: dict[str, Any]) -> dict[str, Any]:
     from django.db import transaction
     from django.test.utils import CaptureQueriesContext
 
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories.selectors import context_get, memory_recall
     from memories.services.remember import memory_remember
 

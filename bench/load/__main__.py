@@ -297,7 +297,7 @@ class Target:
         self.manage("migrate", "--verbosity", "0")
         # One process creates every agent's key (a manage.py per key would take minutes).
         script = (
-            "import json; from memories.keys import api_key_create; "
+            "import json; from access.keys import api_key_create; "
             f"print(json.dumps([api_key_create(agent=f'bench-{{n}}')[1] for n in range({agents})]))"
         )
         self.keys = json.loads(self.manage("shell", "-c", script).strip().splitlines()[-1])

@@ -7,8 +7,8 @@ output (kenfold_common.text), so that a page never shows something other than wh
 
 from django import template
 
+from access.reach import limit_summary
 from kenfold_common.text import for_terminal
-from memories.access import limit_summary
 
 register = template.Library()
 

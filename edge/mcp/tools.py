@@ -19,9 +19,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from access.caller import Caller
 from edge.auth import authenticated_caller, local_caller
 from edge.backpressure import database_unavailable, database_unavailable_message, running_requests
-from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.identity import parse_session_id
 from memories import selectors, usage

@@ -5,11 +5,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import USER_SCOPE, scope_for_project
-from memories import access, delta, selectors, usage
+from memories import delta, selectors, usage
 from memories.history import parse_as_of
 from memories.schemas import GetContextOutput, MemoryItem, RecallOutput
 
@@ -48,7 +49,7 @@ def context_deliver(
     scope = scope_for_project(project)
     if scope != USER_SCOPE:
         # Before the state is read: a state must not tell a limited caller anything of another project.
-        access.require_scope(caller=caller, scope=scope, write=False)
+        reach.require_scope(caller=caller, scope=scope, write=False)
     moment = parse_as_of(as_of, now=now)
     if moment is not None and state is not None:
         raise InvalidInput("as_of answers are not deltas: call get_context with as_of and without state")

@@ -6,13 +6,13 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
+from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import xact_lock
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import reject_secrets
-from memories import access
 from memories.audit import audit_record
 from memories.models import Memory, MemoryAction, MemoryType, Status
 from memories.presenters import FLAGS_KEY, HANDOFF_KIND, memory_view
@@ -71,7 +71,7 @@ def handoff_create(
     reject_secrets(field="summary", text=summary)
     reject_secret_session_id(session_id)
     scope = scope_for_project(project)
-    access.require_scope(caller=caller, scope=scope, write=True)
+    reach.require_scope(caller=caller, scope=scope, write=True)
     ttl = parse_ttl(ttl_seconds, maximum=HANDOFF_MAX_TTL, default=HANDOFF_DEFAULT_TTL)
 
     with transaction.atomic():
@@ -113,7 +113,7 @@ def handoff_resume(*, caller: Caller, project: str | None = None) -> ResumeOutpu
     """The latest unexpired handoff of the project; the first caller is recorded as the one who resumed it."""
     caller.require_write("resume")
     scope = scope_for_project(project)
-    access.require_scope(caller=caller, scope=scope, write=True)
+    reach.require_scope(caller=caller, scope=scope, write=True)
     handoff = (
         _handoffs(Memory.objects.served(clock.now()).for_views(), scope)
         .order_by("-created_at", "-id")

@@ -9,13 +9,14 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import MD5
 from django.db.models.lookups import Exact
 
+from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import ContentKey, xact_lock
 from kenfold_common.errors import Conflict, InvalidInput, NotFound
 from kenfold_common.identity import scope_for_project
 from kenfold_common.secrets import reject_secrets
-from memories import access, extensions
+from memories import extensions
 from memories.models import LIVE_STATUSES, Memory, MemoryType, Status
 from memories.presenters import FLAGS_KEY, GUIDELINES_KIND, memory_view
 from memories.schemas import MemoryView, RememberOutput
@@ -152,7 +153,7 @@ def memory_remember(
         content, field="content", limit=MAX_CONTENT_CHARS, advice="Store one self-contained fact per memory"
     )
     scope = scope_for_project(project)
-    access.require_scope(caller=caller, scope=scope, write=True)
+    reach.require_scope(caller=caller, scope=scope, write=True)
     if type is not None and type not in MemoryType.values:
         raise InvalidInput(f"type is not one of: {', '.join(MemoryType.values)}")
     ttl = parse_ttl(ttl_seconds, maximum=MAX_TTL)
@@ -253,7 +254,7 @@ def _remember_superseding(
         )
         if target is None:
             raise unknown
-        access.require_memory(caller=caller, scope=target.scope, not_found=unknown, write=True)
+        reach.require_memory(caller=caller, scope=target.scope, not_found=unknown, write=True)
         if target.scope != scope:
             raise InvalidInput(
                 f"supersedes: memory {target_id} is in scope {target.scope}, but this memory would be in {scope}; "

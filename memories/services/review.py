@@ -6,12 +6,12 @@ import uuid
 from django.db import transaction
 from psycopg.types.json import Jsonb
 
+from access import reach
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import server_bound
 from kenfold_common.errors import InvalidInput, NotFound
 from kenfold_common.secrets import redact_secrets
-from memories import access
 from memories.audit import audit_record
 from memories.models import Memory, MemoryAction, Status, Trust
 from memories.quotas import quota_charge
@@ -55,7 +55,7 @@ def memory_forget(*, caller: Caller, memory_id: str, reason: str | None = None) 
     if caller.projects is not None or not caller.user_memories:
         # A memory's scope never changes, so reading it first leaves no window for the check to go stale.
         scope = Memory.objects.filter(pk=target_id).values_list("scope", flat=True).first()
-        access.require_memory(caller=caller, scope=scope, not_found=unknown, write=True)
+        reach.require_memory(caller=caller, scope=scope, not_found=unknown, write=True)
     with transaction.atomic():
         # One statement: a memory already deleted keeps its first deletion's who and why.
         if _mark_deleted(memory_id=target_id, record=record):

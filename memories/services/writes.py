@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.db import transaction
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import SESSION_ID_META_KEY
 from kenfold_common.secrets import reject_secrets

@@ -17,16 +17,16 @@ from oauth2_provider.oauth2_backends import _add_iss_to_redirect, get_oauthlib_c
 from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
+from access.password import password_check
+from access.security import security_event
 from kenfold.net import form_post_refusal, is_loopback_host
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
 from oauth.resource import READ_SCOPE, WRITE_SCOPE
-from oauth.security import security_event
 from oauth.services import (
     check_grant_agent,
     consent_projects,
     owner_user,
-    password_check,
     suggest_agent,
 )
 from oauth.views import SCOPES, remote

@@ -16,8 +16,8 @@ from oauth2_provider.views.dynamic_client_registration import (
     _error_response,
 )
 
+from access.security import security_event
 from kenfold.net import is_loopback_host
-from oauth.security import security_event
 from oauth.views import MAX_BODY, SCOPES, remote
 
 MAX_REDIRECT_URIS = 20

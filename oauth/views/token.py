@@ -8,9 +8,9 @@ from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.views import RevokeTokenView, TokenView
 
+from access.security import security_event
 from oauth import tokens
 from oauth.models import OAuthGrant
-from oauth.security import security_event
 from oauth.services import grant_end
 from oauth.views import MAX_BODY, remote
 

@@ -117,7 +117,7 @@ def test_the_hook_marks_what_a_claude_code_session_reused(
     created = server.manage(
         "shell",
         "-c",
-        "import json\nfrom kenfold.caller import Caller\nfrom memories.services.remember import memory_remember\n"
+        "import json\nfrom access.caller import Caller\nfrom memories.services.remember import memory_remember\n"
         f"ids = [memory_remember(caller=Caller(agent='codex'), content=c, type='project', project={project!r}).id"
         f" for c in ({refund!r}, {staging!r})]\nprint(json.dumps(ids))",
     )

@@ -14,7 +14,7 @@ DEV_SET = REPO / "bench" / "data" / "dev.json"
 def rankings(*, now: datetime) -> dict[str, list[str]]:
     from django.db import connection
 
-    from kenfold.caller import Caller
+    from access.caller import Caller
     from memories import selectors
     from memories.search.retrieval import SearchOptions
 

@@ -16,10 +16,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, connections
 
+from access.caller import Caller
 from archive.selectors import ExportSelection, archive_lines
 from coderefs.models import CodeRef
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import selectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.services.remember import memory_remember

@@ -25,9 +25,9 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from access.caller import Caller
 from bench.archive import sibling_database
 from coderefs.models import CodeRef
-from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from memories.models import Memory, MemoryEdge, MemoryType, Status
 from memories.services.handoff import handoff_create

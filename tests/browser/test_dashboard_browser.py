@@ -11,12 +11,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from access import keys
+from access.models import ApiKey
+from access.password import password_set
 from bench.support.processes import REPO
 from consolidation.models import Kind
 from consolidation.services import proposal_record
-from memories import keys
-from memories.models import ApiKey, Memory, Status
-from oauth.services import password_set
+from memories.models import Memory, Status
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

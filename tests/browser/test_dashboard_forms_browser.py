@@ -13,11 +13,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from access import keys
+from access.password import password_set
 from consolidation.models import Consolidation, Kind, ProposalStatus
 from consolidation.services import proposal_record
-from memories import keys
 from memories.models import Memory, Status
-from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

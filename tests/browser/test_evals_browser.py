@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from access.caller import Caller
 from evals.models import EvalRun, GoldenQuestion
-from kenfold.caller import Caller
 from memories.services.remember import memory_remember
 from tests.browser.test_dashboard_forms_browser import signed_in
 

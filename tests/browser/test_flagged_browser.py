@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from access.caller import Caller
+from access.password import password_set
 from bench.support.processes import REPO
-from kenfold.caller import Caller
 from memories.models import Memory, Status
 from memories.services.remember import memory_remember
-from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -10,12 +10,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from access.caller import Caller
+from access.password import password_set
 from bench.support.processes import REPO
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import usage
 from memories.models import Memory, Status
-from oauth.services import password_set
 from tests.browser.support import TIMEOUT_MS, Watch, chromium, origin_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

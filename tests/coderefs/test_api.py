@@ -8,10 +8,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from access.caller import Caller
+from access.keys import api_key_create
 from edge.asgi import application
 from edge.http_guard import HOST_FORBIDDEN
-from kenfold.caller import Caller
-from memories.keys import api_key_create
 from memories.services.remember import memory_remember
 
 # The guard looks keys up on its own connection, so test data must be committed.

@@ -7,11 +7,11 @@ from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
 
+from access.caller import Caller
 from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.selectors import refs_targets
 from coderefs.services import refs_check
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput, PermissionDenied
 from memories import selectors
 from memories.models import Memory

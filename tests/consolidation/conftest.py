@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
+from access.caller import Caller
 from consolidation import prompts
 from kenfold import clock
-from kenfold.caller import Caller
 from memories.models import Memory
 from memories.providers import configured
 from memories.search.embedding_store import backfill

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from access.password import password_set
 from memories.models import Memory
-from oauth.services import password_set
 
 PASSWORD = "correct horse battery staple"
 HOST = "localhost:7077"

@@ -11,6 +11,8 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from access.models import Owner
+from access.password import password_check, password_set
 from bench.support.processes import REPO, kenfold_env
 from dashboard.models import DashboardSession
 from edge.asgi import application
@@ -18,8 +20,6 @@ from edge.http_guard import HOST_FORBIDDEN
 from kenfold import clock
 from kenfold_common.errors import AuthenticationFailed, TooManyAttempts
 from memories.models import Memory, Status
-from oauth.models import Owner
-from oauth.services import password_check, password_set
 from tests.dashboard.conftest import HOST, PASSWORD, browser, csrf_of, log_in, memory
 from tests.dashboard.conftest import Owner as SignedIn
 

@@ -4,8 +4,8 @@ counted apart, so that whoever guesses at the consent page cannot lock the owner
 
 from django.test import Client
 
+from access.models import Owner
 from dashboard.models import DashboardSession
-from oauth.models import Owner
 from tests.dashboard.conftest import HOST, log_in
 from tests.oauth.conftest import Flow, browser, client_id, flow, oauth, owner_password  # noqa: F401 (fixtures)
 from tests.oauth.support import pkce

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
+from access.caller import Caller
 from evals.models import EvalRun, GoldenQuestion
-from kenfold.caller import Caller
 from memories.services.remember import memory_remember
 from tests.dashboard.conftest import Owner
 

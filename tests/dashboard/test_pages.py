@@ -6,13 +6,15 @@ from html import unescape
 
 import pytest
 
+from access import keys
+from access.caller import Caller
+from access.models import ApiKey
 from coderefs.models import CodeRef, RefState
 from dashboard.views import ACTOR
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import AuthenticationFailed
-from memories import keys, selectors
-from memories.models import ApiKey, Extraction, Memory, MemoryEdge, Status
+from memories import selectors
+from memories.models import Extraction, Memory, MemoryEdge, Status
 from oauth.models import OAuthGrant
 from tests.dashboard.conftest import HOST, Owner, memory
 

@@ -8,9 +8,9 @@ from html import unescape
 import pytest
 from pytest_django.fixtures import Settings
 
+from access import keys
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
-from memories import keys
 from memories.services.remember import memory_remember
 from tests.dashboard.conftest import Owner
 

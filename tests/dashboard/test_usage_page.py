@@ -3,8 +3,8 @@
 import re
 from datetime import timedelta
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import usage
 from memories.models import Memory
 from tests.dashboard.conftest import Owner, memory

@@ -10,8 +10,8 @@ from django_q.brokers import get_broker
 from django_q.models import Schedule
 from django_q.scheduler import scheduler
 
+from access.caller import Caller
 from evals.services import EVAL_SCHEDULE
-from kenfold.caller import Caller
 from memories.services.remember import memory_remember
 
 AGENT = Caller(agent="claude-code")

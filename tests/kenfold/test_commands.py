@@ -6,12 +6,12 @@ from collections.abc import Callable
 import pytest
 from django.core.management import CommandError, call_command
 
+from access import keys
+from access.caller import Caller
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
-from kenfold.caller import Caller
 from kenfold_common.errors import KenfoldError
 from kenfold_common.text import for_terminal
-from memories import keys
 from memories.services.remember import memory_remember
 from memories.services.review import CLI_AGENT, memory_forget
 

@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from access.password import password_set
 from edge.asgi import application
 from kenfold.net import CROSS_SITE, ORIGIN_ELSEWHERE, ORIGIN_NOT_ALLOWED, cross_origin_refusal
-from oauth.services import password_set
 from tests.oauth.support import REDIRECT, authorize_url, consent_form, pkce
 
 pytestmark = pytest.mark.django_db

@@ -31,6 +31,9 @@ from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
+from access import keys
+from access.caller import Caller
+from access.models import ApiKey, Owner
 from bench.support.processes import REPO, kenfold_env, manage
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
@@ -38,13 +41,11 @@ from consolidation.models import Consolidation
 from evals.models import EvalRun, GoldenQuestion
 from evals.services import EVAL_TASK, question_add
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.embedded_db import EmbeddedCluster
-from memories import keys
 from memories.capture import extraction
-from memories.models import ApiKey, Extraction, Memory, MemoryEmbedding, ServedCall
+from memories.models import Extraction, Memory, MemoryEmbedding, ServedCall
 from memories.services.remember import memory_remember
-from oauth.models import OAuthGrant, Owner
+from oauth.models import OAuthGrant
 from tests.mcp.support import stdio_tool_calls
 from tests.provider_servers import Received, Reply, chat_reply, openai_embeddings, provider_server
 

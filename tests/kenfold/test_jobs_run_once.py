@@ -45,7 +45,7 @@ def test_two_backfills_started_at_once_embed_each_memory_once(home: Path) -> Non
     # Stored without vectors (embeddings off), as after a model switch or a provider outage.
     shell(
         home,
-        "from kenfold.caller import Caller\nfrom memories.services.remember import memory_remember\n"
+        "from access.caller import Caller\nfrom memories.services.remember import memory_remember\n"
         f"for n in range({MEMORIES}):\n"
         "    memory_remember(caller=Caller(agent='probe'), content=f'Backfill probe {n}: the build uses cache {n}')\n"
         "print('ok')",

@@ -13,10 +13,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
 
+from access.caller import Caller
 from edge.auth import authenticated_as
 from edge.mcp.server import build_server
 from edge.mcp.tools import READ_ONLY_TOOLS, TOOL_ANNOTATIONS
-from kenfold.caller import Caller
 from memories.models import Memory
 
 pytestmark = pytest.mark.django_db

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from mcp import Client
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import selectors
 from memories.models import Memory
 from memories.schemas import MemoryView

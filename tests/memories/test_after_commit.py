@@ -8,7 +8,7 @@ from uuid import UUID
 import pytest
 from django_q.models import OrmQ, Task
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from memories import tasks
 from memories.models import Memory, MemoryEmbedding
 from memories.services.handoff import handoff_create

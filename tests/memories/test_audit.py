@@ -9,14 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
+from access.caller import Caller
+from access.keys import api_key_create
 from archive.records import FORMAT
 from archive.services import archive_import, memory_scan
 from consolidation.models import Consolidation
 from consolidation.services import proposal_apply
 from kenfold import clock
-from kenfold.caller import Caller
 from memories.capture import extraction
-from memories.keys import api_key_create
 from memories.models import Memory, MemoryEvent
 from memories.services.handoff import handoff_create, handoff_resume
 from memories.services.remember import memory_remember

@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from memories.models import Memory
 from memories.schemas import RememberOutput
 from memories.services.remember import memory_remember

@@ -9,10 +9,10 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
+from access.caller import Caller
 from coderefs.models import CodeRef
 from coderefs.schemas import CheckInput, CheckResult
 from coderefs.services import refs_check
-from kenfold.caller import Caller
 from memories.models import Memory, MemoryEmbedding
 from memories.search.embedding_store import store_vectors
 from memories.services.handoff import handoff_create

@@ -5,9 +5,9 @@ from datetime import timedelta
 
 import pytest
 
+from access.caller import Caller
 from coderefs.models import CodeRef
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import InvalidInput
 from memories import delta, selectors
 from memories.models import ContextSnapshot, Memory

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import tasks
 from memories.capture import extraction
 from memories.models import Extraction, Memory, MemoryEdge

@@ -191,3 +191,59 @@ def test_memories_written_before_0018_learn_when_they_were_served() -> None:
                 "DELETE FROM memory WHERE id = ANY(%s)", [[old, new, forgotten, merged, digest, proposed]]
             )
         migrate(latest())
+
+
+BEFORE_KEYS_MOVED = [("memories", "0020_served_call"), ("access", None)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_keys_made_before_the_move_to_access_still_authenticate() -> None:
+    from access.keys import api_key_authenticate, api_key_create
+
+    key, raw = api_key_create(agent="codex", label="laptop", projects=["github.com/acme/pay"])
+    try:
+        migrate(BEFORE_KEYS_MOVED)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM api_key WHERE id = %s", [key.id])
+            assert cursor.fetchone() == (1,), "unapplying the move leaves the table and its rows alone"
+        migrate(latest())
+        found = api_key_authenticate(token=raw)
+        assert (found.id, found.agent, found.label, found.projects) == (
+            key.id,
+            "codex",
+            "laptop",
+            ["github.com/acme/pay"],
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT conname FROM pg_constraint WHERE conrelid = 'api_key'::regclass AND contype = 'c' "
+                "ORDER BY conname"
+            )
+            assert [row[0] for row in cursor.fetchall()] == [
+                "api_key_agent_valid",
+                "api_key_hash_sha256",
+                "api_key_label_length",
+                "api_key_projects_not_empty",
+            ]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM api_key WHERE id = %s", [key.id])
+        migrate(latest())
+
+
+BEFORE_OWNER_MOVED = [("oauth", "0004_grant_projects"), ("access", "0001_api_key")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owner_password_set_before_the_move_to_access_still_opens_the_dashboard() -> None:
+    from access.password import password_check, password_set
+
+    password_set(password="a long owner password")
+    try:
+        migrate(BEFORE_OWNER_MOVED)
+        migrate(latest())
+        password_check(password="a long owner password", remote="test", page="dashboard")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM oauth_owner")
+        migrate(latest())

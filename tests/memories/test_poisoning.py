@@ -9,8 +9,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from mcp import Client
 
+from access.caller import Caller
 from edge.mcp.server import build_server
-from kenfold.caller import Caller
 from memories import selectors
 from memories.guidelines import guidelines_set
 from memories.models import Memory

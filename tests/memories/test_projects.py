@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import selectors
 from memories.models import Memory
 from memories.services.delivery import context_deliver

@@ -8,12 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
+from access.caller import Caller
+from access.keys import api_key_create
+from access.models import ApiKey
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import QuotaExceeded
 from memories import quotas
-from memories.keys import api_key_create
-from memories.models import ApiKey, Memory, MemoryEvent, QuotaCounter
+from memories.models import Memory, MemoryEvent, QuotaCounter
 from memories.schemas import RememberOutput
 from memories.services.handoff import handoff_create
 from memories.services.remember import memory_remember

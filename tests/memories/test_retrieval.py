@@ -12,8 +12,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import selectors
 from memories.models import Memory, MemoryEdge, MemoryEmbedding
 from memories.providers import configured

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from memories import selectors
 from memories.models import Memory
 from memories.services.remember import memory_remember

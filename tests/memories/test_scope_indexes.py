@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.db import OperationalError, connection, transaction
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold.db_functions import PgVector, server_bound
 from memories import selectors, tasks
 from memories.search import scope_indexes

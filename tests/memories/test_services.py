@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from access.caller import Caller
 from kenfold import clock
-from kenfold.caller import Caller
 from kenfold_common.errors import Conflict, InvalidInput, NotFound, PermissionDenied, SecretDetected
 from memories import selectors
 from memories.models import Memory

@@ -8,13 +8,13 @@ from django.apps import apps
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from kenfold.caller import Caller
+from access.caller import Caller
+from access.keys import api_key_create
 from kenfold_common.errors import SecretDetected
-from memories.keys import api_key_create
 from memories.services.remember import memory_remember
 from oauth.services import check_grant_agent
 
-APPS = ("memories", "coderefs", "projectdocs", "consolidation", "evals")
+APPS = ("access", "memories", "coderefs", "projectdocs", "consolidation", "evals")
 
 # Where each text is scanned on the way in (archive import scans every text field of its records:
 # archive.records._TEXT_FIELDS, and memories.services everything an agent's call stores).
@@ -25,14 +25,14 @@ SCANNED = {
     "memories.Memory.attrs": "next_steps in handoff_create; docs fields in projectdocs.services._reject_secrets; "
     "extraction evidence in memories.capture.extraction._rejection; forget and review reasons redacted; the "
     "rest is written by Kenfold (ids, kinds, timestamps, model names)",
-    "memories.Memory.source_agent": "agent names: memories.keys.api_key_create, oauth check_grant_agent",
+    "memories.Memory.source_agent": "agent names: access.keys.api_key_create, oauth check_grant_agent",
     "memories.Memory.source_session": "memories.services.writes.reject_secret_session_id",
     "memories.Memory.evidence_uri": "written only by archive import, which scans it",
-    "memories.MemoryEdge.source_agent": "agent names: memories.keys.api_key_create, oauth check_grant_agent",
+    "memories.MemoryEdge.source_agent": "agent names: access.keys.api_key_create, oauth check_grant_agent",
     "memories.MemoryEdge.relation": "fixed words, or relates_to:<relation> scanned by projectdocs.services",
-    "memories.ApiKey.agent": "memories.keys.api_key_create",
-    "memories.ApiKey.label": "memories.keys.api_key_create",
-    "memories.ApiKey.projects": "each normalized and scanned by normalize_project (memories.access.project_limit)",
+    "access.ApiKey.agent": "access.keys.api_key_create",
+    "access.ApiKey.label": "access.keys.api_key_create",
+    "access.ApiKey.projects": "each normalized and scanned by normalize_project (access.reach.project_limit)",
     "memories.Extraction.error": "redacted in memories.capture.extraction._fail",
     "memories.ContextSnapshot.scope": "a scope from normalize_project",
     "memories.MemoryEvent.agent": "agent names as on memories (api_key_create, check_grant_agent) or Kenfold's "
@@ -60,7 +60,8 @@ SAFE = {
     "memories.Memory.status": "one of Status",
     "memories.Memory.code_state": "one of CodeState",
     "memories.Memory.content_key": "generated from content, which is scanned",
-    "memories.ApiKey.prefix": "the start of a key Kenfold made, too short to authenticate (shown in listings)",
+    "access.ApiKey.prefix": "the start of a key Kenfold made, too short to authenticate (shown in listings)",
+    "access.Owner.password_hash": "an Argon2id hash Kenfold made of the owner password (access.password)",
     "memories.MemoryEmbedding.model": "the embedding model's name from settings",
     "memories.MemoryEmbedding.content_md5": "a hash",
     "memories.Extraction.status": "one of ExtractionStatus",

@@ -12,9 +12,9 @@ from django.apps import apps
 from django_q.models import Schedule
 from mcp import Client
 
+from access.caller import Caller
 from edge.mcp.server import build_server
 from kenfold import clock
-from kenfold.caller import Caller
 from memories import tasks, usage
 from memories.models import Memory, ServedCall
 from memories.services.delivery import context_deliver, recall_deliver

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from oauth.services import password_set
+from access.password import password_set
 from tests.oauth.support import PASSWORD, REDIRECT, authorize_url, consent_form, pkce
 
 BASE = "http://localhost"

@@ -7,10 +7,11 @@ import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
-from kenfold.caller import Caller
-from memories.keys import api_key_create
+from access.caller import Caller
+from access.keys import api_key_create
+from access.models import Owner
 from memories.services.remember import memory_remember
-from oauth.models import OAuthGrant, Owner
+from oauth.models import OAuthGrant
 from oauth.views.consent import redirect_source
 from tests.oauth.conftest import BASE, Flow, pkce, query_of
 from tests.oauth.support import PASSWORD, consent_form

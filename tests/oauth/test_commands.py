@@ -11,8 +11,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, get_grant_model
 
-from oauth.models import OAuthGrant, Owner
-from oauth.services import password_check, password_set
+from access.models import Owner
+from access.password import password_check, password_set
+from oauth.models import OAuthGrant
 from oauth.tasks import prune_expired
 from tests.oauth.conftest import Flow
 

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from kenfold_common.errors import QuotaExceeded
 from memories.models import Memory
 from memories.services.remember import memory_remember

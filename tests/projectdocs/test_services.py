@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from kenfold_common.errors import InvalidInput, PermissionDenied
 from memories import selectors
 from memories.doc_links import related_docs

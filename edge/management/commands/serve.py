@@ -17,11 +17,11 @@ from django.db import connection
 from django.utils import timezone
 from django_q.models import Schedule
 
+from access.models import ApiKey
 from edge.gunicorn_hooks import PR_SET_PDEATHSIG
 from kenfold.management.base import KenfoldCommand
 from kenfold.schema import schema_behind_message, schema_is_current
 from kenfold.serving import address_owner, address_taken, claim_home, server_url
-from memories.models import ApiKey
 from memories.tasks import BACKFILL_TASK
 
 WORKER_RESTART_DELAY = 5

@@ -7,9 +7,10 @@ from datetime import datetime
 
 from django.core.management.base import CommandParser
 
+from access import keys
+from access.reach import limit_summary, projects_column
 from kenfold.management.base import KenfoldCommand
-from memories import keys, quotas
-from memories.access import limit_summary, projects_column
+from memories import quotas
 
 
 class Command(KenfoldCommand):

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from django.core.management.base import CommandError, CommandParser
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from kenfold.management.base import KenfoldCommand
 from kenfold_common.errors import KenfoldError
 from memories import audit, guidelines, selectors

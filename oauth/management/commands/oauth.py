@@ -6,8 +6,8 @@ from datetime import datetime
 
 from django.core.management.base import CommandParser
 
+from access.reach import projects_column
 from kenfold.management.base import KenfoldCommand
-from memories.access import projects_column
 from memories.management.commands.key import add_quota_arguments, set_quota
 from oauth import services
 

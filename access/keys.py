@@ -15,14 +15,14 @@ from datetime import timedelta
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
+from access.models import ApiKey
+from access.reach import project_limit
 from kenfold import clock
 from kenfold.db_functions import model_rows
 from kenfold_common.errors import AuthenticationFailed, InvalidInput, NotFound
 from kenfold_common.identity import check_credential_agent
 from kenfold_common.secrets import reject_secrets
 from kenfold_common.text import has_invisible
-from memories.access import project_limit
-from memories.models import ApiKey
 
 KEY_PREFIX = "kf_"
 KEY_RE = re.compile(r"^kf_[A-Za-z0-9_-]{43}$")
@@ -60,7 +60,7 @@ def api_key_create(
 
     `label` (at most 64 characters, whitespace folded) tells two keys of one agent apart in listings.
     `projects` limits the key to those projects (None or none given: every project); `user_memories`
-    False keeps user-wide memories from it (memories.access).
+    False keeps user-wide memories from it (access.reach).
     """
     limit = project_limit(projects)
     check_credential_agent(agent, what="the name given")

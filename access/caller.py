@@ -19,7 +19,7 @@ class Caller:
     # stdio, KENFOLD_AUTH=none and the owner's own commands. Limits, quotas and the audit trail hang on it.
     credential: str | None = None
     # The projects (normalized identities) the credential may read and write, None for every project, and
-    # whether it reads user-wide memories. memories.access is the one place that applies them.
+    # whether it reads user-wide memories. access.reach is the one place that applies them.
     projects: frozenset[str] | None = None
     user_memories: bool = True
 

@@ -10,7 +10,7 @@ said otherwise) but never writes them.
 
 from collections.abc import Iterable, Sequence
 
-from kenfold.caller import Caller
+from access.caller import Caller
 from kenfold_common.errors import NotFound, PermissionDenied
 from kenfold_common.identity import PROJECT_SCOPE_PREFIX, USER_SCOPE, normalize_project
 

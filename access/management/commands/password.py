@@ -5,8 +5,8 @@ import sys
 
 from django.core.management.base import CommandError, CommandParser
 
+from access.password import MIN_PASSWORD_CHARS, password_set
 from kenfold.management.base import KenfoldCommand
-from oauth.services import MIN_PASSWORD_CHARS, password_set
 
 
 class Command(KenfoldCommand):

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
+from access.keys import api_key_authenticate, api_key_create, hash_key
+from access.models import ApiKey
 from kenfold import clock
 from kenfold_common.errors import AuthenticationFailed
-from memories.keys import api_key_authenticate, api_key_create, hash_key
-from memories.models import ApiKey
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,10 @@
-"""memories.access: which scopes a credential's limit lets it read and write, and what a refusal says."""
+"""access.reach: which scopes a credential's limit lets it read and write, and what a refusal says."""
 
 import pytest
 
-from kenfold.caller import Caller
+from access.caller import Caller
+from access.reach import project_limit, require_memory, require_scope, scope_readable, scope_writable
 from kenfold_common.errors import NotFound, PermissionDenied
-from memories.access import project_limit, require_memory, require_scope, scope_readable, scope_writable
 
 SHOP = "project:github.com/acme/shop"
 WORK = "project:github.com/acme/work"
