@@ -1043,9 +1043,18 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     )
 
 
+_CODE_BRACKETS_RE = re.compile(r"[{}()\[\]]")
+
+
 def _is_handed_over_credential(match: re.Match[str]) -> bool:
     value = match["value"].rstrip(".")
-    if _is_placeholder(value) or _is_placeholder_body(value) or "://" in value:
+    # "{KEY}" and "mixed_run(14)" are code that builds the value, a URL is judged by its own rules.
+    if (
+        _is_placeholder(value)
+        or _is_placeholder_body(value)
+        or "://" in value
+        or _CODE_BRACKETS_RE.search(value)
+    ):
         return False
     # "<key id>:<secret>" as a console copies a pair: either half random makes it the credential.
     return (
