@@ -1996,7 +1996,7 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_handed_over_credential,
-        hint_words=("here", "use", "key name", "fail", "denied", "rejected", "refused"),
+        anchor_words=_anchors(("here", "use", "key name", "auth", "login")),
     ),
     # A Markdown table whose header names the secret and whose next row holds the value in that column.
     _Rule(
@@ -2023,8 +2023,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "tencent-secret-id",
         "Tencent Cloud SecretId",
-        re.compile(r"\bAKID(?P<body>[A-Za-z0-9]{32})\b"),
+        re.compile(r"AKID(?P<body>[A-Za-z0-9]{32})\b"),
         accepts=_is_random_token_body,
+        word_start=True,
     ),
     # Scaleway's access key ("SCW" and 17 upper-case letters and digits), with its secret key (a UUID)
     # when it follows after a slash, as the console shows the pair.
@@ -2032,16 +2033,21 @@ _RULES: tuple[_Rule, ...] = (
         "scaleway-key",
         "Scaleway access key",
         re.compile(
-            r"\bSCW(?P<body>[A-Z0-9]{17})\b(?:\s*+/\s*+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)?"
+            r"SCW(?P<body>[A-Z0-9]{17})\b(?:\s*+/\s*+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)?"
         ),
         accepts=_has_digit_and_upper_body,
+        word_start=True,
     ),
     # Huawei Cloud's "AK,SK" pair: a 20-character access key and a 40-character secret after a comma.
     _Rule(
         "huawei-ak-sk",
         "Huawei Cloud access key pair",
-        re.compile(r"\b[A-Z0-9]{20},(?P<body>[A-Za-z0-9]{40})\b"),
-        accepts=_is_random_token_body,
+        # The pattern starts at the comma (far fewer places than every letter) and looks back for the id.
+        re.compile(r"(?<=[A-Z0-9]{20}),(?P<body>[A-Za-z0-9]{40})\b"),
+        accepts=lambda match: (
+            not _is_word_character(match.string[match.start() - 21 : match.start() - 20] or " ")
+            and _is_random_token_body(match)
+        ),
         hint=",",
     ),
     # Okta API tokens: "00" and 40 base64url characters.
@@ -2055,7 +2061,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "twitter-bearer",
         "Twitter bearer token",
-        re.compile(r"\bA{18,}(?P<body>[A-Za-z0-9]{8,}%3D[A-Za-z0-9]{20,})"),
+        re.compile(r"AAAAAAAAAAAAAAAAAA(?P<body>[A-Za-z0-9]{8,}%3D[A-Za-z0-9]{20,})"),
         accepts=_is_real_token,
     ),
     # Every character percent-encoded, letters and digits too: no program needs that; it hides a value.
