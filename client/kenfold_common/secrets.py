@@ -1043,6 +1043,7 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     )
 
 
+_HUAWEI_ACCESS_KEY_RE = re.compile(r"[A-Z0-9]{20}")
 _CODE_BRACKETS_RE = re.compile(r"[{}()\[\]]")
 
 
@@ -2014,10 +2015,11 @@ _RULES: tuple[_Rule, ...] = (
         "access-key-pair",
         "secret access key after its id",
         re.compile(
-            r"\b(?:LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}|(?:AKIA|ASIA)[0-9A-Z]{16})[ \t\r\n,:;/|]{1,6}+"
+            r"(?:LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}|(?:AKIA|ASIA)[0-9A-Z]{16})[ \t\r\n,:;/|]{1,6}+"
             r"(?P<value>[A-Za-z0-9/+]{30,40})(?![A-Za-z0-9/+=])"
         ),
         accepts=lambda match: _looks_random(match["value"]) and not _is_placeholder_body(match["value"]),
+        word_start=True,
     ),
     # Tencent Cloud's SecretId: "AKID" and 32 letters and digits.
     _Rule(
@@ -2043,9 +2045,11 @@ _RULES: tuple[_Rule, ...] = (
         "huawei-ak-sk",
         "Huawei Cloud access key pair",
         # The pattern starts at the comma (far fewer places than every letter) and looks back for the id.
-        re.compile(r"(?<=[A-Z0-9]{20}),(?P<body>[A-Za-z0-9]{40})\b"),
+        re.compile(r",(?P<body>[A-Za-z0-9]{40})\b"),
         accepts=lambda match: (
-            not _is_word_character(match.string[match.start() - 21 : match.start() - 20] or " ")
+            match.start() >= 20
+            and _HUAWEI_ACCESS_KEY_RE.fullmatch(match.string, match.start() - 20, match.start()) is not None
+            and not _is_word_character(match.string[match.start() - 21 : match.start() - 20] or " ")
             and _is_random_token_body(match)
         ),
         hint=",",
@@ -2054,8 +2058,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "okta-token",
         "Okta API token",
-        re.compile(r"(?<![A-Za-z0-9_-])00(?P<body>[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])"),
-        accepts=_is_random_token_body,
+        re.compile(r"00(?P<body>[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])"),
+        accepts=lambda match: (
+            match.string[match.start() - 1 : match.start()] != "-" and _is_random_token_body(match)
+        ),
+        word_start=True,
     ),
     # Twitter/X app-only bearer tokens: a run of "A"s, then random characters with a percent-encoded "=".
     _Rule(
