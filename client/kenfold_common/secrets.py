@@ -72,6 +72,8 @@ class _Rule:
     # The pattern starts only where one of these words starts, in any case: it is tried at those places
     # alone, since a case-insensitive search for a long alternation costs more than all the other rules.
     anchor_words: tuple[str, ...] | None = None
+    # For a pattern that finds a block rather than the value (a table), where in the block the values are.
+    spans: Callable[[re.Match[str]], Iterator[tuple[int, int]]] | None = None
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -1041,6 +1043,97 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     )
 
 
+_HUAWEI_ACCESS_KEY_RE = re.compile(r"[A-Z0-9]{20}")
+_CODE_BRACKETS_RE = re.compile(r"[{}()\[\]]")
+
+
+def _is_handed_over_credential(match: re.Match[str]) -> bool:
+    value = match["value"].rstrip(".")
+    # "{KEY}" and "mixed_run(14)" are code that builds the value, a URL is judged by its own rules.
+    if (
+        _is_placeholder(value)
+        or _is_placeholder_body(value)
+        or "://" in value
+        or _CODE_BRACKETS_RE.search(value)
+    ):
+        return False
+    # "<key id>:<secret>" as a console copies a pair: either half random makes it the credential.
+    return (
+        any(_looks_random_or_id_and_secret(part) for part in value.split(":"))
+        or _UUID_RE.fullmatch(value) is not None
+        or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        or _looks_like_password(value)
+    )
+
+
+def _is_random_token_body(match: re.Match[str]) -> bool:
+    body = match["body"]
+    return (
+        _is_real_token(match)
+        and {"upper", "lower", "digit"} <= _character_classes(body)
+        and _shannon_entropy(body) >= _MIN_RANDOM_ENTROPY_BITS
+    )
+
+
+def _has_digit_and_upper_body(match: re.Match[str]) -> bool:
+    body = match["body"]
+    return _is_real_token(match) and {"upper", "digit"} <= _character_classes(body)
+
+
+def _is_fully_percent_encoded_secret(match: re.Match[str]) -> bool:
+    decoded = "".join(chr(int(escape[1:], 16)) for escape in re.findall(r"%..", match[0]))
+    # Letters and digits encoded one by one are hidden on purpose, so a run of one case with digits counts
+    # from 20 characters (Mattermost's 26), not from the 32 that plain text needs.
+    runs = re.findall(r"[A-Za-z0-9_+/=~.-]{20,}", decoded)
+    return any(
+        _looks_random(run)
+        or ({"digit"} < _character_classes(run) and _shannon_entropy(run) >= _MIN_RANDOM_ENTROPY_BITS)
+        for run in runs
+    )
+
+
+_TABLE_SECRET_NAME_RE = re.compile(
+    r"token|secret|passw|passwd|pwd|credential|api_?key|access_?key|key", re.IGNORECASE
+)
+
+
+def _table_cells(row: str, offset: int) -> list[tuple[str, int, int]]:
+    cells, start = [], 0
+    for part in row.split("|"):
+        stripped = part.strip()
+        lead = len(part) - len(part.lstrip())
+        cells.append((stripped, offset + start + lead, offset + start + lead + len(stripped)))
+        start += len(part) + 1
+    return cells
+
+
+def _table_secret_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    headers = _table_cells(match["header"], match.start("header"))
+    values = _table_cells(match["row"], match.start("row"))
+    for (name, _start, _end), (value, start, end) in zip(headers, values, strict=False):
+        words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
+        if (
+            _TABLE_SECRET_NAME_RE.search(name) is None
+            or words & _NOT_SECRET_SUFFIX_WORDS
+            or words & _KEY_OPERATION_WORDS
+            or _is_weak_key_name(name)
+            or " " in value
+            or _is_placeholder(value)
+            or _is_placeholder_body(value)
+        ):
+            continue
+        # A bare "Key" or "Token" column holds ids and digests as well; a name that says which secret it is
+        # ("DD_API_KEY") makes key-sized hex or a UUID the key.
+        qualified = len(words) > 1
+        if (
+            _looks_random_or_id_and_secret(value)
+            or (qualified and _UUID_RE.fullmatch(value) is not None)
+            or (qualified and _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+            or (words & {"password", "passwd", "pwd"} and _looks_like_password(value))
+        ):
+            yield start, end
+
+
 _RULES: tuple[_Rule, ...] = (
     _Rule(
         "private-key",
@@ -1886,6 +1979,106 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_assigned_secret,
         anchor_words=_anchors(("password", "passphrase", *_FOREIGN_PASSWORD_WORDS)),
     ),
+    # Credentials handed over without their name: the sentence or layout says a credential follows ("here is
+    # what you need: <v>", "use <v> as the credential", "Key name: … | Value: <v>" from a transcribed
+    # screenshot, "auth failed for key=<v>" in a log line). The value must still look like a key.
+    _Rule(
+        "handed-over",
+        "credential handed over",
+        re.compile(
+            r"(?:\bhere(?:'s| is) (?:what you need|(?:the|your) (?:new )?(?:key|token|secret|password|credentials?))"
+            r"\s*+:\s*+[\"'`]?"
+            r"|\buse\s++(?=[^\s\"'`]{12,}+\s++as\s++(?:the|your|a|an)\s++(?:[a-z]+\s+)?"
+            r"(?:credentials?|key|token|secret|password)\b)[\"'`]?"
+            r"|\bkey name\s*+:[^\n]{0,80}?\bvalue\s*+:\s*+"
+            r"|\b(?:auth(?:entication|orization)?|login)\s++(?:failed|denied|rejected|refused)\b[^\n=]{0,40}?"
+            r"\b(?:key|token|secret|password)=)"
+            r"(?P<value>[^\s\"'`|,;<>]{12,200})",
+            re.IGNORECASE,
+        ),
+        accepts=_is_handed_over_credential,
+        anchor_words=_anchors(("here", "use", "key name", "auth", "login")),
+    ),
+    # A Markdown table whose header names the secret and whose next row holds the value in that column.
+    _Rule(
+        "table-secret",
+        "credential in a table under its name",
+        re.compile(
+            r"(?m)^[ \t]*+\|(?P<header>[^\n]*)\|[ \t]*+\r?\n[ \t]*+\|[-:| \t]++\r?\n[ \t]*+\|(?P<row>[^\n]*)\|"
+        ),
+        hint="|",
+        spans=_table_secret_spans,
+    ),
+    # The secret that follows its access key id ("<id>\n<secret>" in a saved key file, "<id>,<secret>"):
+    # the id says what the next random run is.
+    _Rule(
+        "access-key-pair",
+        "secret access key after its id",
+        re.compile(
+            r"(?:LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}|(?:AKIA|ASIA)[0-9A-Z]{16})[ \t\r\n,:;/|]{1,6}+"
+            r"(?P<value>[A-Za-z0-9/+]{30,40})(?![A-Za-z0-9/+=])"
+        ),
+        accepts=lambda match: _looks_random(match["value"]) and not _is_placeholder_body(match["value"]),
+        word_start=True,
+    ),
+    # Tencent Cloud's SecretId: "AKID" and 32 letters and digits.
+    _Rule(
+        "tencent-secret-id",
+        "Tencent Cloud SecretId",
+        re.compile(r"AKID(?P<body>[A-Za-z0-9]{32})\b"),
+        accepts=_is_random_token_body,
+        word_start=True,
+    ),
+    # Scaleway's access key ("SCW" and 17 upper-case letters and digits), with its secret key (a UUID)
+    # when it follows after a slash, as the console shows the pair.
+    _Rule(
+        "scaleway-key",
+        "Scaleway access key",
+        re.compile(
+            r"SCW(?P<body>[A-Z0-9]{17})\b(?:\s*+/\s*+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)?"
+        ),
+        accepts=_has_digit_and_upper_body,
+        word_start=True,
+    ),
+    # Huawei Cloud's "AK,SK" pair: a 20-character access key and a 40-character secret after a comma.
+    _Rule(
+        "huawei-ak-sk",
+        "Huawei Cloud access key pair",
+        # The pattern starts at the comma (far fewer places than every letter) and looks back for the id.
+        re.compile(r",(?P<body>[A-Za-z0-9]{40})\b"),
+        accepts=lambda match: (
+            match.start() >= 20
+            and _HUAWEI_ACCESS_KEY_RE.fullmatch(match.string, match.start() - 20, match.start()) is not None
+            and not _is_word_character(match.string[match.start() - 21 : match.start() - 20] or " ")
+            and _is_random_token_body(match)
+        ),
+        hint=",",
+    ),
+    # Okta API tokens: "00" and 40 base64url characters.
+    _Rule(
+        "okta-token",
+        "Okta API token",
+        re.compile(r"00(?P<body>[A-Za-z0-9_-]{40})(?![A-Za-z0-9_-])"),
+        accepts=lambda match: (
+            match.string[match.start() - 1 : match.start()] != "-" and _is_random_token_body(match)
+        ),
+        word_start=True,
+    ),
+    # Twitter/X app-only bearer tokens: a run of "A"s, then random characters with a percent-encoded "=".
+    _Rule(
+        "twitter-bearer",
+        "Twitter bearer token",
+        re.compile(r"AAAAAAAAAAAAAAAAAA(?P<body>[A-Za-z0-9]{8,}%3D[A-Za-z0-9]{20,})"),
+        accepts=_is_real_token,
+    ),
+    # Every character percent-encoded, letters and digits too: no program needs that; it hides a value.
+    _Rule(
+        "percent-encoded-run",
+        "percent-encoded credential",
+        re.compile(r"(?:%[2-7][0-9A-Fa-f]){20,}+"),
+        accepts=_is_fully_percent_encoded_secret,
+        hint="%",
+    ),
     _Rule(
         "secret-nearby",
         "credential next to a secret's name",
@@ -1936,6 +2129,9 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
         start = match.start()
         if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
             position = start + 1
+        elif rule.spans is not None:
+            yield from rule.spans(match)
+            position = match.end()
         elif rule.accepts is None or rule.accepts(match):
             yield match.span(span_group)
             position = match.end()

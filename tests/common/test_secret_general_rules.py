@@ -313,3 +313,96 @@ def test_shell_arguments_continued_with_a_space_before_the_backslash_are_left_al
         "docker run --rm \\\n  -e LOG_LEVEL=debug \\\n  -v /srv/data:/data \\\n  ghcr.io/acme/worker:1.4.2\n"
     )
     assert find_secrets(text) == []
+
+
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+LOWER_DIGITS = string.ascii_lowercase + string.digits
+
+
+def mixed_run(length: int) -> str:
+    """A run of upper, lower and digits whichever alphabet produced it (random_run only checks base62)."""
+    return random_run(length)
+
+
+def upper_run(length: int) -> str:
+    while True:
+        run = random_run(length, UPPER_DIGITS)
+        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
+            return run
+
+
+def percent_encoded(value: str) -> str:
+    return "".join(f"%{ord(char):02X}" for char in value)
+
+
+MATTERMOST_LIKE = random_run(26, LOWER_DIGITS)
+SCW_ACCESS = "SCW" + upper_run(17)
+HUAWEI_SK = mixed_run(40)
+ALIBABA_SECRET = mixed_run(30)
+OKTA_BODY = mixed_run(40)
+TWITTER_BODY = mixed_run(12) + "%3D" + mixed_run(40)
+TABLE_KEY = mixed_run(32)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A credential handed over by the sentence around it, with no name.
+        (f"Hi Priya,\nhere is what you need: {KEY}\nBest, Tom", KEY),
+        (f"when calling the vendor API, use {KEY} as the credential", KEY),
+        (f"when calling the vendor API, use {PASSWORD} as the password", PASSWORD),
+        (f"Key name: deploy-bot | Created: 3 days ago | Value: {UUID} | [Copy]", UUID),
+        (f"Key name: ci | Value: rzp_live_{mixed_run(14)}:{KEY}", KEY),
+        (f"2026-12-05T08:12:44Z ERROR auth failed for key={KEY} status=401", KEY),
+        # A Markdown table: the header names the secret, the row under it holds the value.
+        (f"| env | DD_API_KEY |\n|-----|------|\n| prod | {HEX32} |", HEX32),
+        (f"| env | api_key |\n|-----|------|\n| prod | {TABLE_KEY} |", TABLE_KEY),
+        # Documented formats: Tencent's SecretId, Scaleway's key pair, Huawei's "AK,SK", Okta, Twitter.
+        (f"TENCENTCLOUD_SECRET_ID: AKID{mixed_run(32)}", "AKID"),
+        (f"keys: {SCW_ACCESS} / {UUID}", UUID),
+        (f"keys: {SCW_ACCESS} / {UUID}", SCW_ACCESS),
+        (f'"creds": "{upper_run(20)},{HUAWEI_SK}"', HUAWEI_SK),
+        (f"OKTA: 00{OKTA_BODY}", OKTA_BODY),
+        (f"bearer AAAAAAAAAAAAAAAAAAAAA{TWITTER_BODY}", TWITTER_BODY),
+        # Every character percent-encoded, with no name.
+        (f"callback?state=ab12&{percent_encoded(MATTERMOST_LIKE)}", percent_encoded(MATTERMOST_LIKE)),
+        # A secret after its access key id, on the next line of a saved key file.
+        (f"Saved the key file:\n\nLTAI{mixed_run(20)}\n{ALIBABA_SECRET}\n", ALIBABA_SECRET),
+    ],
+)
+def test_credentials_of_the_fourth_part_forms_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Handed-over sentences with no credential in them.
+        "here is what you need: the staging runbook and the on-call rota",
+        f"here is what you need: commit {HEX40}",
+        "use settings.DATABASE_PASSWORD as the password source",
+        f"Key name: deploy-bot | Created: 3 days ago | Value: {UUID[:8]}",
+        "auth failed for key=primary_key_constraint status=409",
+        "use the keyboard shortcut as the key binding",
+        # Tables whose columns are ids, digests and lookups, not secrets.
+        f"| commit | primary key |\n|---|---|\n| {HEX40} | {UUID} |",
+        f"| cache_key | trace_id |\n|---|---|\n| {HEX32} | {UUID} |",
+        f"| key | value |\n|---|---|\n| {HEX32} | enabled |",
+        f"| token_count | key_id |\n|---|---|\n| 1234 | {TABLE_KEY} |",
+        # Look-alikes of the documented formats.
+        "AKID" + "A" * 32,
+        f"SCW{'A' * 17} / {UUID}",
+        f"{'A' * 20},{'b' * 40}",
+        "00" + "0" * 40,
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7" + "x" * 40,
+        # Percent-encoded non-ASCII text and a path with encoded slashes.
+        "%E2%80%9C" * 10,
+        "redirect=%2Fhome%2Fusers%2Fprofile%2Fsettings%2Fnotifications",
+        percent_encoded("the quick brown fox jumps"),
+        # A git SHA on the line after a word, not after an access key id.
+        f"LTAI\n{HEX40}",
+    ],
+)
+def test_look_alikes_of_the_fourth_part_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
