@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_independent.part_aside import aside_part as independent_aside_part  # noqa: E402
 from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
+from tests.common.secret_independent.part_fifth import fifth_part  # noqa: E402
 from tests.common.secret_independent.part_fourth import fourth_part  # noqa: E402
 from tests.common.secret_independent.part_third import third_part  # noqa: E402
 from tests.common.secret_world import main_part  # noqa: E402
@@ -191,6 +192,7 @@ def main() -> None:
             "independent-aside",
             "independent-third",
             "independent-fourth",
+            "independent-fifth",
             "all",
         ),
         default="all",
@@ -225,6 +227,7 @@ def main() -> None:
         "independent-aside": independent_aside_part,
         "independent-third": third_part,
         "independent-fourth": fourth_part,
+        "independent-fifth": fifth_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):
