@@ -2,6 +2,7 @@
 Consolidation scenarios of §2): candidate pairs, the two readings, unusable answers, digests and their
 validation, and the owner's apply and reject through the command and the services the dashboard calls."""
 
+import importlib
 import json
 import logging
 from datetime import timedelta
@@ -685,8 +686,13 @@ def test_the_worker_stops_at_a_model_outage_and_says_so(model: ScriptedModel) ->
 
 
 def test_the_worker_is_scheduled_every_fifteen_minutes() -> None:
+    from django.apps import apps
     from django_q.models import Schedule
 
+    # What the migration schedules, written again here: a transactional test that ran earlier on this
+    # worker flushes the tables, schedules included (tests/kenfold/test_quiet.py sees the schedule a fresh
+    # migrate makes run).
+    importlib.import_module("consolidation.migrations.0002_consolidation_schedule").schedule(apps, None)
     schedule = Schedule.objects.get(func=tasks.CONSOLIDATION_TASK)
     assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == ("I", 15, -1)
     assert "consolidation is off" in tasks.consolidation_tick(), "no chat model in the test settings"
