@@ -1986,18 +1986,42 @@ _RULES: tuple[_Rule, ...] = (
         "handed-over",
         "credential handed over",
         re.compile(
-            r"(?:\bhere(?:'s| is) (?:what you need|(?:the|your) (?:new )?(?:key|token|secret|password|credentials?))"
+            r"(?:(?:\bhere(?:'s| is) (?:what you need|(?:the|your) (?:new )?(?:key|token|secret|password|credentials?))"
+            r"|\bhere are (?:the|your) (?:new )?(?:keys|tokens|secrets|passwords|credentials)\b[^:\n]{0,40}?"
+            r"|\bpasted (?:the|a|your) (?:new|rotated|current) (?:value|key|token|secret|password)\b[^:\n]{0,40}?"
+            r"|\b(?:credencial|credential|chave|clave|senha)(?: nova| nueva| new)? (?:ficou|qued[óo]|is now)\b"
+            r"[^:\n]{0,20}?)"
             r"\s*+:\s*+[\"'`]?"
             r"|\buse\s++(?=[^\s\"'`]{12,}+\s++as\s++(?:the|your|a|an)\s++(?:[a-z]+\s+)?"
             r"(?:credentials?|key|token|secret|password)\b)[\"'`]?"
             r"|\bkey name\s*+:[^\n]{0,80}?\bvalue\s*+:\s*+"
             r"|\b(?:auth(?:entication|orization)?|login)\s++(?:failed|denied|rejected|refused)\b[^\n=]{0,40}?"
-            r"\b(?:key|token|secret|password)=)"
+            r"\b(?:key|token|secret|password)="
+            r"|\b(?:invalid|wrong|expired|rejected) (?:credentials?|key|token|secret|password) for "
+            r"(?:key|token|secret|password)=[\"'`]?)"
             r"(?P<value>[^\s\"'`|,;<>]{12,200})",
             re.IGNORECASE,
         ),
         accepts=_is_handed_over_credential,
-        anchor_words=_anchors(("here", "use", "key name", "auth", "login")),
+        anchor_words=_anchors(
+            (
+                "here",
+                "use",
+                "key name",
+                "auth",
+                "login",
+                "pasted",
+                "credencial",
+                "credential",
+                "chave",
+                "clave",
+                "senha",
+                "invalid",
+                "wrong",
+                "expired",
+                "rejected",
+            )
+        ),
     ),
     # A Markdown table whose header names the secret and whose next row holds the value in that column.
     _Rule(

@@ -406,3 +406,43 @@ def test_credentials_of_the_fourth_part_forms_are_found_and_redacted(text: str, 
 )
 def test_look_alikes_of_the_fourth_part_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Learnt from the independent fifth part: more sentences that hand a credential over without its name.
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # An e-mail listing the credentials asked for, indented on their own line.
+        (f"Hi team,\nhere are the credentials you asked for:\n\n    {KEY}\n\nBest regards", KEY),
+        (f"here are your new tokens for the sandbox:\n    {UUID}\n", UUID),
+        # Incident notes: someone pasted the new value.
+        (f"Olu pasted the new value in the war room: {HEX32} — needs to go", HEX32),
+        (f"she pasted the rotated key here: {JENKINS}", JENKINS),
+        # Portuguese and Spanish: "the new credential is now like this:".
+        (f"Oi Kwame, a credencial nova ficou assim: {UUID}\nPode atualizar o pipeline?", UUID),
+        (f"la clave nueva quedó así: {KEY}", KEY),
+        # A log line rejecting the key it was given.
+        (f"AuthError: invalid credentials for key='{HEX32}'", HEX32),
+        (f"error: expired token for token={KEY}", KEY),
+    ],
+)
+def test_credentials_handed_over_in_more_sentences_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "here are the credentials you asked for: see the vault entry deploy/staging",
+        f"here are the keys you asked for:\n\n    commit {HEX40}\n",
+        f"pasted the new value in the war room: trace {UUID}",
+        "Olu pasted the new value in the channel: see the pinned message",
+        "a credencial nova ficou assim: guardada no cofre",
+        "AuthError: invalid credentials for key=primary_key_constraint",
+        "invalid key for key=keyboard_layout_default",
+        "invalid credentials for key=<YOUR_API_KEY>",
+    ],
+)
+def test_look_alikes_of_the_handed_over_sentences_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
