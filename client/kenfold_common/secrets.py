@@ -407,9 +407,20 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
         return False
     # After a scheme, a UUID (Splunk's HEC tokens) or key-sized hex ("Bearer <32 hex>": Datadog, Jenkins) is the
     # credential too: no scheme carries a digest or an id.
+    # After a scheme, a password (a shared secret sent as a bearer value) or a one-case run of letters and
+    # digits (Mattermost's 26) is the credential too: the header carries nothing else.
     return _looks_random(value) or (
         match["scheme"] is not None
-        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+        and (
+            _UUID_RE.fullmatch(value) is not None
+            or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+            or _looks_like_password(value)
+            or (
+                len(value) >= 20
+                and {"digit"} < _character_classes(value)
+                and _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS
+            )
+        )
     )
 
 
@@ -1761,7 +1772,7 @@ _RULES: tuple[_Rule, ...] = (
         # The optional quote before the colon admits JSON and dict literals: {"Authorization": "Bearer ..."}.
         re.compile(
             r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,30})\s++)?"
-            r"(?P<value>[A-Za-z0-9._~+/=-]{16,})",
+            r"(?P<value>(?(scheme)[A-Za-z0-9._~+/=!*#-]|[A-Za-z0-9._~+/=-]){16,})",
             re.IGNORECASE,
         ),
         accepts=_is_authorization_value,

@@ -446,3 +446,37 @@ def test_credentials_handed_over_in_more_sentences_are_found_and_redacted(text: 
 )
 def test_look_alikes_of_the_handed_over_sentences_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Learnt from the independent fifth part: an Authorization header's scheme makes a password or a one-case run
+# of letters and digits the credential.
+BEARER_LOWER = random_run(26, LOWER_DIGITS)
+BEARER_PASSWORD = "Tundra*" + "orbit7765orbit"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"headers={{'Authorization': 'Bearer {BEARER_LOWER}', 'User-Agent': 'kf/2.1'}}", BEARER_LOWER),
+        (f'curl -H "Authorization: Bearer {BEARER_PASSWORD}" https://api.example/v2/me', BEARER_PASSWORD),
+        (f"Authorization: Token {BEARER_LOWER.upper()}", BEARER_LOWER.upper()),
+    ],
+)
+def test_a_bearer_password_or_one_case_key_is_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "Authorization: Bearer placeholder_token_here",
+        "Authorization: Bearer ${ACCESS_TOKEN_FROM_ENV}",
+        "Authorization: Bearer <your-access-token-1>",
+        "authorization: required for every request to /v2/me",
+        "Authorization: Bearer 00000000000000000000000000",
+    ],
+)
+def test_look_alikes_of_a_bearer_value_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

@@ -70,7 +70,8 @@ PARTS = {
     # A fourth, first measured at 95.44 % (docs/security.md), then taught to the rules: it meets issue 37's
     # targets (983 of 987, 0 of 648 look-alikes).
     "independent-fourth": independent_fourth_part,
-    # A fifth, first measured at 97.31 % (docs/security.md), then taught to the rules.
+    # A fifth, first measured at 97.31 % (docs/security.md), then taught to the rules: it meets issue 37's
+    # targets (1,150 of 1,152, 0 of 696 look-alikes).
     "independent-fifth": independent_fifth_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
