@@ -407,9 +407,20 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
         return False
     # After a scheme, a UUID (Splunk's HEC tokens) or key-sized hex ("Bearer <32 hex>": Datadog, Jenkins) is the
     # credential too: no scheme carries a digest or an id.
+    # After a scheme, a password (a shared secret sent as a bearer value) or a one-case run of letters and
+    # digits (Mattermost's 26) is the credential too: the header carries nothing else.
     return _looks_random(value) or (
         match["scheme"] is not None
-        and (_UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None)
+        and (
+            _UUID_RE.fullmatch(value) is not None
+            or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+            or _looks_like_password(value)
+            or (
+                len(value) >= 20
+                and {"digit"} < _character_classes(value)
+                and _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS
+            )
+        )
     )
 
 
@@ -1761,7 +1772,7 @@ _RULES: tuple[_Rule, ...] = (
         # The optional quote before the colon admits JSON and dict literals: {"Authorization": "Bearer ..."}.
         re.compile(
             r"authorization[\"']?\s*+[:=]\s*+[\"']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{1,30})\s++)?"
-            r"(?P<value>[A-Za-z0-9._~+/=-]{16,})",
+            r"(?P<value>(?(scheme)[A-Za-z0-9._~+/=!*#-]|[A-Za-z0-9._~+/=-]){16,})",
             re.IGNORECASE,
         ),
         accepts=_is_authorization_value,
@@ -1986,18 +1997,42 @@ _RULES: tuple[_Rule, ...] = (
         "handed-over",
         "credential handed over",
         re.compile(
-            r"(?:\bhere(?:'s| is) (?:what you need|(?:the|your) (?:new )?(?:key|token|secret|password|credentials?))"
+            r"(?:(?:\bhere(?:'s| is) (?:what you need|(?:the|your) (?:new )?(?:key|token|secret|password|credentials?))"
+            r"|\bhere are (?:the|your) (?:new )?(?:keys|tokens|secrets|passwords|credentials)\b[^:\n]{0,40}?"
+            r"|\bpasted (?:the|a|your) (?:new|rotated|current) (?:value|key|token|secret|password)\b[^:\n]{0,40}?"
+            r"|\b(?:credencial|credential|chave|clave|senha)(?: nova| nueva| new)? (?:ficou|qued[óo]|is now)\b"
+            r"[^:\n]{0,20}?)"
             r"\s*+:\s*+[\"'`]?"
             r"|\buse\s++(?=[^\s\"'`]{12,}+\s++as\s++(?:the|your|a|an)\s++(?:[a-z]+\s+)?"
             r"(?:credentials?|key|token|secret|password)\b)[\"'`]?"
             r"|\bkey name\s*+:[^\n]{0,80}?\bvalue\s*+:\s*+"
             r"|\b(?:auth(?:entication|orization)?|login)\s++(?:failed|denied|rejected|refused)\b[^\n=]{0,40}?"
-            r"\b(?:key|token|secret|password)=)"
+            r"\b(?:key|token|secret|password)="
+            r"|\b(?:invalid|wrong|expired|rejected) (?:credentials?|key|token|secret|password) for "
+            r"(?:key|token|secret|password)=[\"'`]?)"
             r"(?P<value>[^\s\"'`|,;<>]{12,200})",
             re.IGNORECASE,
         ),
         accepts=_is_handed_over_credential,
-        anchor_words=_anchors(("here", "use", "key name", "auth", "login")),
+        anchor_words=_anchors(
+            (
+                "here",
+                "use",
+                "key name",
+                "auth",
+                "login",
+                "pasted",
+                "credencial",
+                "credential",
+                "chave",
+                "clave",
+                "senha",
+                "invalid",
+                "wrong",
+                "expired",
+                "rejected",
+            )
+        ),
     ),
     # A Markdown table whose header names the secret and whose next row holds the value in that column.
     _Rule(

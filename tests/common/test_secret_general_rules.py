@@ -406,3 +406,77 @@ def test_credentials_of_the_fourth_part_forms_are_found_and_redacted(text: str, 
 )
 def test_look_alikes_of_the_fourth_part_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Learnt from the independent fifth part: more sentences that hand a credential over without its name.
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # An e-mail listing the credentials asked for, indented on their own line.
+        (f"Hi team,\nhere are the credentials you asked for:\n\n    {KEY}\n\nBest regards", KEY),
+        (f"here are your new tokens for the sandbox:\n    {UUID}\n", UUID),
+        # Incident notes: someone pasted the new value.
+        (f"Olu pasted the new value in the war room: {HEX32} — needs to go", HEX32),
+        (f"she pasted the rotated key here: {JENKINS}", JENKINS),
+        # Portuguese and Spanish: "the new credential is now like this:".
+        (f"Oi Kwame, a credencial nova ficou assim: {UUID}\nPode atualizar o pipeline?", UUID),
+        (f"la clave nueva quedó así: {KEY}", KEY),
+        # A log line rejecting the key it was given.
+        (f"AuthError: invalid credentials for key='{HEX32}'", HEX32),
+        (f"error: expired token for token={KEY}", KEY),
+    ],
+)
+def test_credentials_handed_over_in_more_sentences_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "here are the credentials you asked for: see the vault entry deploy/staging",
+        f"here are the keys you asked for:\n\n    commit {HEX40}\n",
+        f"pasted the new value in the war room: trace {UUID}",
+        "Olu pasted the new value in the channel: see the pinned message",
+        "a credencial nova ficou assim: guardada no cofre",
+        "AuthError: invalid credentials for key=primary_key_constraint",
+        "invalid key for key=keyboard_layout_default",
+        "invalid credentials for key=<YOUR_API_KEY>",
+    ],
+)
+def test_look_alikes_of_the_handed_over_sentences_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# Learnt from the independent fifth part: an Authorization header's scheme makes a password or a one-case run
+# of letters and digits the credential.
+BEARER_LOWER = random_run(26, LOWER_DIGITS)
+BEARER_PASSWORD = "Tundra*" + "orbit7765orbit"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"headers={{'Authorization': 'Bearer {BEARER_LOWER}', 'User-Agent': 'kf/2.1'}}", BEARER_LOWER),
+        (f'curl -H "Authorization: Bearer {BEARER_PASSWORD}" https://api.example/v2/me', BEARER_PASSWORD),
+        (f"Authorization: Token {BEARER_LOWER.upper()}", BEARER_LOWER.upper()),
+    ],
+)
+def test_a_bearer_password_or_one_case_key_is_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "Authorization: Bearer placeholder_token_here",
+        "Authorization: Bearer ${ACCESS_TOKEN_FROM_ENV}",
+        "Authorization: Bearer <your-access-token-1>",
+        "authorization: required for every request to /v2/me",
+        "Authorization: Bearer 00000000000000000000000000",
+    ],
+)
+def test_look_alikes_of_a_bearer_value_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
