@@ -17,6 +17,7 @@ from tests.common.secret_independent.part_aside import aside_part as independent
 from tests.common.secret_independent.part_dev import dev_part
 from tests.common.secret_independent.part_fifth import fifth_part as independent_fifth_part
 from tests.common.secret_independent.part_fourth import fourth_part as independent_fourth_part
+from tests.common.secret_independent.part_sixth import sixth_part as independent_sixth_part
 from tests.common.secret_independent.part_third import third_part as independent_third_part
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
@@ -41,10 +42,12 @@ from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
-# The third unseen part stays below issue 37's 99 % (532 of 538 today; its misses are name-only keys
-# base64-encoded alone with no name in sight, and a few forms nobody else writes): held to today's figure
-# rounded down to the next 0.5 %, as a guard, not a target.
-THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED = 0.985
+# Parts below issue 37's 99 %, held to today's figure rounded down to the next 0.5 %, as a guard, not a
+# target. The third unseen part (532 of 538): name-only keys base64-encoded alone with no name in sight, and
+# a few forms nobody else writes. The independent sixth part (657 of 678): its first measurement, taken
+# after every rule of this session and not taught to the rules since, so that it stays a part the rules
+# were not tuned on.
+GUARDED_PARTS = {"third-unseen": 0.985, "independent-sixth": 0.965}
 PARTS = {
     "main": main_part,
     "aside": aside_part,
@@ -73,6 +76,8 @@ PARTS = {
     # A fifth, first measured at 97.31 % (docs/security.md), then taught to the rules: it meets issue 37's
     # targets (1,150 of 1,152, 0 of 696 look-alikes).
     "independent-fifth": independent_fifth_part,
+    # A sixth, first measured at 96.90 % (docs/security.md) and left as it is: see GUARDED_PARTS.
+    "independent-sixth": independent_sixth_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece).
@@ -105,17 +110,18 @@ def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
     assert "bidi-control" in {s.disguise for s in aside}
 
 
-@pytest.mark.parametrize("name", [name for name in PARTS if name != "third-unseen"])
+@pytest.mark.parametrize("name", [name for name in PARTS if name not in GUARDED_PARTS])
 def test_at_least_99_percent_of_credentials_are_refused(name: str) -> None:
     credentials = [s for s in part(name) if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
     assert 1 - len(missed) / len(credentials) >= MIN_CREDENTIALS_REFUSED, missed
 
 
-def test_the_third_unseen_part_does_not_fall_below_todays_figure() -> None:
-    credentials = [s for s in part("third-unseen") if s.is_credential]
+@pytest.mark.parametrize("name", GUARDED_PARTS)
+def test_the_parts_below_99_percent_do_not_fall_below_todays_figure(name: str) -> None:
+    credentials = [s for s in part(name) if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
-    assert 1 - len(missed) / len(credentials) >= THIRD_UNSEEN_MIN_CREDENTIALS_REFUSED, missed
+    assert 1 - len(missed) / len(credentials) >= GUARDED_PARTS[name], missed
 
 
 @pytest.mark.parametrize("name", PARTS)
