@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 
 # What each tool does to memory, as clients see it (readOnlyHint, destructiveHint, ...), and the one source
 # of which tools only read: an OAuth grant without memory:write may call those and nothing else
-# (edge.mcp.transports.mcp_writes), and run_tool refuses every other tool to a read-only caller.
+# (edge.mcp.transports.mcp_writes). Every other tool's service calls Caller.require_write;
+# tests/mcp/test_in_memory.py holds the two to the same set.
 TOOL_ANNOTATIONS = {
     "get_context": ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     "remember": ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),
@@ -171,18 +172,12 @@ async def run_tool(
 ) -> CallToolResult:
     """Run a tool's service for the tool's caller (through run_service).
 
-    A tool its annotation does not mark read-only is refused to a read-only caller first, in the same
-    DB-thread call, so the refusal is a tool error like any other.
+    Whether the caller may write is the service's check (Caller.require_write, first thing in each writing
+    service), not this adapter's: tests/mcp/test_in_memory.py holds the tools it refuses to a read-only
+    caller equal to the tools whose annotation is not read-only, so the annotation and the services agree.
     """
     caller = tool_caller(ctx)
-    writes = tool not in READ_ONLY_TOOLS
-
-    def call() -> BaseModel:
-        if writes:
-            caller.require_write(tool)
-        return service(caller=caller, **arguments)
-
-    return await run_service(tool, call)
+    return await run_service(tool, lambda: service(caller=caller, **arguments))
 
 
 async def get_context(
