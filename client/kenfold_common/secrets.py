@@ -801,13 +801,16 @@ _ASSIGNMENT_TAIL = (
 _FOREIGN_PASSWORD_WORDS = (
     "passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha", "palavra-passe", "wachtwoord",
     "hasło", "haslo", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "jelszó", "jelszo",
-    "şifre", "sifre", "parolă", "parola", "kata sandi", "kata laluan", "mật khẩu", "пароль", "κωδικός",
-    "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
+    "şifre", "sifre", "parolă", "parola", "kata sandi", "kata laluan", "mật khẩu", "пароль", "пароля", "паролем",
+    "hasła", "κωδικός", "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
 )  # fmt: skip
 _FOREIGN_SECRET_WORDS = (
-    "schlüssel", "zugangsdaten", "clé", "jeton", "clave", "secreto", "llave", "chave", "segredo", "chiave", "segreto",
-    "sleutel", "klucz", "klíč", "anahtar", "kunci", "nyckel", "nøgle", "avain", "kulcs", "ключ", "токен",
-    "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन",
+    "schlüssel", "zugangsdaten", "anmeldedaten", "clé", "jeton", "clave", "secreto", "llave", "chave", "segredo",
+    "chiave", "chiavi", "segreto", "sleutel", "klucz", "klíč", "klíče", "anahtar", "kunci", "nyckel", "nycklar",
+    "nøgle", "avain", "kulcs", "ключ", "токен", "секрет", "κλειδί", "مفتاح", "מפתח", "कुंजी", "टोकन", "khóa",
+    # "Credential" and its plurals, which the Romance languages spell apart from English.
+    "credencial", "credenciales", "credenciais", "credenziale", "credenziali", "identifiants de connexion",
+    "toegangsgegevens", "inloggegevens", "poświadczenia", "учетные данные", "учётные данные", "kimlik bilgileri",
 )  # fmt: skip
 _UNSPACED_PASSWORD_WORDS = (
     "密码",
@@ -821,8 +824,8 @@ _UNSPACED_PASSWORD_WORDS = (
     "รหัสผ่าน",
 )
 _UNSPACED_SECRET_WORDS = (
-    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "トークン", "シークレット", "秘密鍵", "キー", "토큰", "시크릿", "비밀 키",
-    "โทเค็น",
+    "密钥", "密鑰", "秘钥", "令牌", "金鑰", "凭证", "憑證", "凭据", "トークン", "シークレット", "秘密鍵", "キー", "認証情報", "토큰",
+    "시크릿", "비밀 키", "키", "자격 증명", "โทเค็น", "คีย์",
 )  # fmt: skip
 
 
@@ -832,7 +835,9 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 _FOREIGN_NAME = (
     r"(?P<name>(?<![^\W\d_])(?:(?P<password>" + _alternation(_FOREIGN_PASSWORD_WORDS) + r")"
-    r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))(?![^\W\d_])"
+    r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))"
+    # An inflected ending ("klucza", "ключом", "anahtarı", "clés", "Schlüssels"): up to four letters.
+    r"[^\W\d_]{0,4}+(?![^\W\d_])"
     r"|(?P<unspaced_password>" + _alternation(_UNSPACED_PASSWORD_WORDS) + r")"
     r"|(?P<unspaced>" + _alternation(_UNSPACED_SECRET_WORDS) + r"))(?P<weak>(?!))?(?P<random>(?!))?"
 )
@@ -874,6 +879,16 @@ _MIN_UNQUALIFIED_NEARBY_LENGTH = 20
 _NEARBY_NOT_SECRET_RE = re.compile(
     r"\b(?:id|ids|public|pub|fingerprint|hash|digest|checksum|name|named|file|path|ref|reference|version|arn"
     r"|commit|sha|revision|build)\b",
+    re.IGNORECASE,
+)
+# The same words in other languages, as a stem that inflections extend ("identyfikatora", "pública",
+# "öffentlichen"), and in scripts written without spaces, where they are glued to the name ("密钥指纹").
+_NOT_SECRET_WORDS_ELSEWHERE_RE = re.compile(
+    r"\b(?:identifi|identyfikator|идентификатор|kimlik|kennung|primair|primar|primär|первичн|publi[cqkz]|pública"
+    r"|público|pubblic|öffentlich|публичн|открыт|empreinte|huella|impronta|odcisk|отпечат|parmak izi|pedido"
+    r"|commande|ordine|zamówieni|заказ|sipariş|hachage|хеш|хэш|контрольн|versi[oó]n|версия|sürüm)"
+    r"|指纹|指紋|フィンガープリント|公開|公钥|公鑰|ハッシュ|哈希|散列|校验|識別|识别|주문|해시|공개|지문|注文|订单|訂單"
+    r"|커밋|コミット|提交|버전|バージョン|版本",
     re.IGNORECASE,
 )
 
@@ -942,7 +957,13 @@ _KEY_OPERATION_WORDS = frozenset(
 # language. Jenkins ("<user>:11<hex>") and Harbor ("robot$<name>+<x>:<secret>") write a user before the
 # secret; the user may stand between the label and the value.
 _DECLARED_GAP_RE = re.compile(
-    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?(?:\s*+[:：]|\s++(?:is|è|é|est|ist|är|jest|es|era|was))\s++"
+    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?"
+    # A colon, a dash or an arrow, a copula in one of many languages, or (in scripts without spaces) a
+    # topic particle or copula glued to the name ("キーは", "密钥是", "키는").
+    r"(?:\s*+[:：]\s++|\s*+：|\s++(?:—|–|->|→|=>)\s++"
+    r"|\s++(?:is|are|it's|now|è|é|e|est|c'est|ist|lautet|sind|är|er|jest|to|es|está|era|was|fue|será|sarà"
+    r"|sera|ficou|fica|agora|quedó|queda|wynosi|это|—|adalah|ialah|là|είναι|şu|olan)\s++"
+    r"|\s*+(?:は|が|是|为|為|는|은|이|가)\s*+)"
     # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
     r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
 )
@@ -951,27 +972,81 @@ _NOT_DECLARED_WORDS_RE = re.compile(
     r"\b(?:id|ids|uuid|guid|trace|span|request|correlation|commit|sha|hash|digest|checksum|revision|rev|build"
     r"|primary|foreign|partition|sort|cache|idempotency|dedup|row|lookup|object|index|unique|cursor|page|event"
     r"|message|public|pub|fingerprint|kid|vault|ref|path|file|arn|ssm|kms|name|version|sid|user|username"
-    r"|login|account)\b",
+    r"|login|account|order|count|number|serial|device|session|tx|transaction)\b",
     re.IGNORECASE,
 )
 _MAX_DECLARED_LOOKBACK = 24
 _MAX_DECLARED_LOOKAHEAD = 60
 
 
+_INFLECTION_RE = re.compile(r"[^\W\d_]{1,4}+(?![^\W\d_])")
+
+
+def _ends_a_word(match: re.Match[str]) -> bool:
+    """The name is a word of its own ("key", not "keyboard"); a name in another language may carry an
+    inflected ending ("klucza", "ключом", "anahtarı")."""
+    end = match.end("name")
+    # The plural the alternation did not prefer ("credential" before "credentials").
+    if match.string[end : end + 1] == "s":
+        end += 1
+    if not _is_word_character(match.string[end : end + 1] or " "):
+        return True
+    return (
+        match["name"].lower() not in _NEARBY_ENGLISH_NAMES
+        and _INFLECTION_RE.match(match.string, end) is not None
+    )
+
+
 def _is_declared_value(match: re.Match[str], value: str) -> bool:
     """A key-shaped value right after "<secret's name> ...:" or "... is" (see _DECLARED_GAP_RE)."""
+    return _declares(match, value) and (
+        _is_key_under_qualified_name("declared_key", value) or _looks_random_or_id_and_secret(value)
+    )
+
+
+_PASSWORD_SYMBOL_RE = re.compile(r"[!#$%&*@^]")
+_EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+_KEY_COMBINATION_WORDS = ("ctrl", "alt+", "shift", "cmd", "option+")
+
+
+def _is_handed_password(value: str) -> bool:
+    """Words, a symbol and digits ("Lantern!cactus8575", "pepper.Maple.Lantern8752%"), as people make
+    passwords; not an address, a path or a key combination ("Ctrl+Alt+F12")."""
+    lowered = value.lower()
+    return (
+        _MIN_PASSWORD_LENGTH <= len(value) <= 64
+        and _looks_like_password(value)
+        and sum(char.isdigit() for char in value) >= 2
+        and re.search(r"[A-Za-z]{3}", value) is not None
+        and "/" not in value
+        and _EMAIL_RE.fullmatch(value) is None
+        and not any(word in lowered for word in _KEY_COMBINATION_WORDS)
+    )
+
+
+def _declares(match: re.Match[str], value: str) -> bool:
+    """The text declares the value with the name: "<secret's name> ...:" or "... is" right before it, and no
+    word around it says it is an id, a digest or a reference."""
     text = match.string
     gap = _DECLARED_GAP_RE.fullmatch(match["gap"])
-    if gap is None or _is_word_character(text[match.end("name") : match.end("name") + 1] or " "):
+    if gap is None or not _ends_a_word(match):
         return False
-    before = text[max(0, match.start("name") - _MAX_DECLARED_LOOKBACK) : match.start("name")]
+    # The line before the name (a screenshot's "Name: ci-bot" on the line above says nothing of this one).
+    line_start = text.rfind("\n", 0, match.start("name")) + 1
+    before = text[max(line_start, match.start("name") - _MAX_DECLARED_LOOKBACK) : match.start("name")]
     label = match["gap"] if gap["user"] is None else match["gap"][: gap.start("user")]
     # What the line says after the value counts too ("token: <sha>  # the commit the cache was built from").
     line_end = text.find("\n", match.end("value"))
     after = text[match.end("value") : line_end if line_end != -1 else len(text)][:_MAX_DECLARED_LOOKAHEAD]
     # "not secret" before the name denies it ("Account SID (not secret, it's the username): ...").
     denied = re.search(r"\b(?:not|no|non)\W*+$", before, re.IGNORECASE) is not None
-    if denied or any(_NOT_DECLARED_WORDS_RE.search(part) for part in (before, label, after)):
+    if denied or any(
+        _NOT_DECLARED_WORDS_RE.search(part) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(part)
+        for part in (before, match["name"], label, after)
+    ):
+        return False
+    # Digits alone are a count, a number or a timestamp.
+    if value.isdigit():
         return False
     # A bare "token:" or "key:" before a lone hex run is as often a digest's or a commit's field.
     bare = _is_bare_name(match["name"]) or match["name"].lower() in ("key", "keys")
@@ -979,9 +1054,7 @@ def _is_declared_value(match: re.Match[str], value: str) -> bool:
     words = set(label.replace("：", " ").replace(":", " ").lower().split())
     if words <= _PROSE_VERBS and bare and _PURE_HEX_RE.fullmatch(value):
         return False
-    if gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32:
-        return False
-    return _is_key_under_qualified_name("declared_key", value) or _looks_random_or_id_and_secret(value)
+    return not (gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32)
 
 
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
@@ -1000,10 +1073,16 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         or (name in ("key", "keys") and _is_weak_key_name(identifier))
         or {word.lower() for word in _NAME_WORD_RE.findall(identifier)} & _KEY_OPERATION_WORDS
         or _NEARBY_NOT_SECRET_RE.search(match["gap"])
+        or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(match["gap"])
+        or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(text, max(0, start - 16), start)
         or "public" in before
         or "pub" in before
     ):
         return False
+    # A password of words, a symbol and digits counts only where the text declares it ("a chave nova: ...").
+    if _PASSWORD_SYMBOL_RE.search(match["value"]):
+        password = match["value"].rstrip(".")
+        return _declares(match, password) and _is_handed_password(password)
     # "sha256:<base64>" and "sha512-<base64>" are digests, "AAAA..." the wire form of an SSH public key.
     lead = text[max(0, match.start("value") - 8) : match.end("value")]
     if _DIGEST_RE.search(lead) or value.startswith("AAAA"):
@@ -1052,6 +1131,76 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         and _looks_random(value)
         and _shannon_entropy(value) >= _MIN_NEARBY_ENTROPY_BITS
     )
+
+
+def _is_credential_shaped(value: str) -> bool:
+    """What a credential handed over by its context looks like: random, a UUID, key-sized hex, a one-case key
+    with digits, an id and its secret; never digits alone, a placeholder, an address or a path."""
+    if (
+        value.isdigit()
+        or _is_placeholder(value)
+        or _is_placeholder_body(value)
+        or "://" in value
+        or _EMAIL_RE.fullmatch(value) is not None
+        or _TYPED_RESOURCE_ID_RE.fullmatch(value) is not None
+    ):
+        return False
+    return _is_key_under_qualified_name("handed_key", value) or _looks_random_or_id_and_secret(value)
+
+
+def _line_around(text: str, start: int, end: int) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return text[line_start : line_end if line_end != -1 else len(text)]
+
+
+def _says_not_secret(words: str) -> bool:
+    return (
+        _NOT_DECLARED_WORDS_RE.search(words) is not None
+        or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(words) is not None
+    )
+
+
+def _is_value_listed_under_a_name(match: re.Match[str]) -> bool:
+    """A value alone on its line under a line that names a credential and ends with a colon."""
+    text = match.string
+    value = match["value"].rstrip(".")
+    header = _line_around(text, match.start("name"), match.end("name"))
+    if not _ends_a_word(match) or _says_not_secret(header) or _says_not_secret(match["value"]):
+        return False
+    return _is_credential_shaped(value) or (
+        _PASSWORD_SYMBOL_RE.search(value) is not None and _is_handed_password(value)
+    )
+
+
+# Calls that sign in with what they are given ("login(\"<key>\")", "sign_in", "authenticate"), and calls that
+# connect or build a client, whose argument is a credential when an error about it follows (a traceback's
+# "token rejected", "401 Unauthorized").
+_SIGN_IN_CALLS = frozenset(
+    {"login", "log_in", "signin", "sign_in", "authenticate", "authorize", "authorise", "auth"}
+)
+_AUTH_ERROR_RE = re.compile(
+    r"\b(?:401|403|unauthori[sz]ed|forbidden|rejected|denied|invalid (?:api )?(?:key|token|credentials?)"
+    r"|[A-Za-z]*auth[A-Za-z]*error|permissionerror|authentication failed)\b",
+    re.IGNORECASE,
+)
+_MAX_AUTH_ERROR_DISTANCE = 400
+_NOT_SECRET_KEYWORD_WORDS = frozenset(
+    {"id", "ids", "user", "username", "name", "email", "host", "url", "region", "project", "org", "account",
+     "path", "file", "scope", "tenant", "realm", "database", "db", "uuid", "client"}
+)  # fmt: skip
+
+
+def _is_key_of_an_auth_call(match: re.Match[str]) -> bool:
+    value = match["value"]
+    keyword = match["keyword"] or ""
+    if {word.lower() for word in _NAME_WORD_RE.findall(keyword)} & _NOT_SECRET_KEYWORD_WORDS:
+        return False
+    if _names_a_location(value) or not _is_credential_shaped(value):
+        return False
+    text = match.string
+    rejected = _AUTH_ERROR_RE.search(text, match.end(), match.end() + _MAX_AUTH_ERROR_DISTANCE) is not None
+    return rejected or match["call"].lower() in _SIGN_IN_CALLS
 
 
 _HUAWEI_ACCESS_KEY_RE = re.compile(r"[A-Z0-9]{20}")
@@ -1650,7 +1799,8 @@ _RULES: tuple[_Rule, ...] = (
         # Base64 of the bot's numeric id (so "MT", "Nz", "OD"...), a timestamp, an HMAC.
         re.compile(
             r"(?<![A-Za-z0-9_.-])(?P<body>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})"
-            r"(?![A-Za-z0-9_.-])"
+            # A sentence's full stop may follow it.
+            r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
         ),
         accepts=_is_real_token,
     ),
@@ -1683,9 +1833,18 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "newrelic-key",
         "New Relic key",
-        re.compile(r"(?<![A-Za-z0-9])(?P<body>[a-f0-9]{36})NRAL(?![A-Za-z0-9])"),
+        # 40 characters ending in "NRAL"; an EU account's start with its region ("eu01xx").
+        re.compile(r"(?<![A-Za-z0-9])(?P<body>[a-f0-9]{36}|[a-z]{2}\d{2}xx[a-f0-9]{30})NRAL(?![A-Za-z0-9])"),
         accepts=_is_real_token,
         hint="NRAL",
+    ),
+    _Rule(
+        "adyen-key",
+        "Adyen API key",
+        # "AQE" and a long run of base64 characters, in parts joined by "-" or "=" in the middle.
+        re.compile(r"(?<![A-Za-z0-9+/=_-])AQE(?P<body>[A-Za-z0-9+/_-][A-Za-z0-9+/=_-]{59,400}+)"),
+        accepts=_is_random_token_body,
+        hint="AQE",
     ),
     _Rule(
         "kubeadm-token",
@@ -2034,6 +2193,33 @@ _RULES: tuple[_Rule, ...] = (
             )
         ),
     ),
+    _Rule(
+        "handed-over",
+        "credential handed over",
+        # "here are the credentials you asked for:", "Voici le jeton demandé :", "下面是新的令牌：", then the
+        # value alone on its line, after blank lines and indentation.
+        re.compile(
+            r"(?:(?<![A-Za-z])|(?=[^\x00-\x7f]))(?P<name>"
+            + _NEARBY_NAMES
+            + r")[^\n:：]{0,80}+[:：][ \t]*+\r?\n"
+            r"(?:[ \t]*+\r?\n){0,2}+[ \t]*+[\"'`]?(?P<value>[^\s\"'`]{12,200}+)[\"'`]?[ \t]*+(?:\r?\n|$)",
+            re.IGNORECASE,
+        ),
+        accepts=_is_value_listed_under_a_name,
+        anchor_words=_anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS),
+    ),
+    _Rule(
+        "auth-call",
+        "credential passed to a sign-in call",
+        re.compile(
+            r"(?P<call>log_?in|sign_?in|authenticate|authori[sz]e|auth|connect|client)"
+            r"\s*+\(\s*+(?:[^()\n]{0,80}?,\s*+)?(?:(?P<keyword>[A-Za-z_][A-Za-z0-9_]*+)\s*+=\s*+)?"
+            r"[\"'](?P<value>[^\"'\s]{16,300}+)[\"']",
+            re.IGNORECASE,
+        ),
+        accepts=_is_key_of_an_auth_call,
+        anchor_words=_anchors(("login", "log_in", "signin", "sign_in", "auth", "connect", "client")),
+    ),
     # A Markdown table whose header names the secret and whose next row holds the value in that column.
     _Rule(
         "table-secret",
@@ -2121,12 +2307,15 @@ _RULES: tuple[_Rule, ...] = (
         # → <key>"): a long run of random letters and digits within a few words after a secret's name, in
         # any language. The run must be far more random than a value under a name has to be.
         re.compile(
-            r"(?<![A-Za-z])(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
+            # A name in a script without spaces may follow Latin letters ("APIキー", "API密钥").
+            r"(?:(?<![A-Za-z])|(?=[^\x00-\x7f]))(?P<name>" + _NEARBY_NAMES + r")(?P<gap>[^\n]{0,80}?)"
             # A shorter run must hold a digit, so that a word between the name and the key is passed over.
             # A key of two dotted parts ("<32 hex>.<secret>", Zhipu's "<id>.<secret>") is judged by its first
             # part and redacted whole.
             r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+(?:\.[A-Za-z0-9]{8,}+(?![.A-Za-z0-9]))?"
-            r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-]))",
+            r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-])"
+            # A password with a symbol ("Lantern!cactus8575"), judged only where the text declares it.
+            r"|(?=[A-Za-z0-9.+=_~-]{0,40}[!#$%&*@^])[A-Za-z0-9!#$%&*@^+=_~.-]{8,64}+(?!:))",
             re.IGNORECASE,
         ),
         accepts=_is_random_near_a_secret_name,

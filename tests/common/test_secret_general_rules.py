@@ -480,3 +480,148 @@ def test_a_bearer_password_or_one_case_key_is_found_and_redacted(text: str, secr
 )
 def test_look_alikes_of_a_bearer_value_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Generalized after the independent sixth part, from the classes its misses and every earlier part's share
+# (not from its lines): a credential word in many languages and inflections, a value handed over after it
+# across a line break, a key-shaped argument of a call named for authentication, and documented shapes in
+# prose. Written before the rules changed, as a check that they catch the next writer's variant.
+HEX24 = random_run(24, "0123456789abcdef")
+HEX64 = random_run(64, "0123456789abcdef")
+LOWER26 = random_run(26, LOWER_DIGITS)
+BASE32_52 = random_run(52, string.ascii_lowercase + "234567")
+JENKINS_34 = "11" + random_run(32, "0123456789abcdef")
+MIXED30 = mixed_run(30)
+UUID2 = f"{random_run(8, '0123456789abcdef')}-{random_run(4, '0123456789abcdef')}-4{random_run(3, '0123456789abcdef')}-b{random_run(3, '0123456789abcdef')}-{random_run(12, '0123456789abcdef')}"
+WORDS_PASSWORD = "Willow" + "#river" + "2291"
+WORDS_PASSWORD_2 = "Orchid" + "*tiger" + "6630"
+WORDS_PASSWORD_3 = "Ember" + "+harbor" + "9034"
+ADYEN_LIKE = "AQE" + mixed_run(40) + "+" + mixed_run(20) + "/" + mixed_run(30) + "=" + mixed_run(12)
+DISCORD_LIKE = (
+    base64.b64encode(str(_RNG.randrange(10**17, 10**18)).encode()).decode().rstrip("=")
+    + "."
+    + mixed_run(6)
+    + "."
+    + mixed_run(38)
+)
+NEWRELIC_LIKE = "eu01xx" + random_run(30, "0123456789abcdef") + "NRAL"
+
+
+def with_zero_width(value: str) -> str:
+    return value[:11] + "\u200b" + value[11:]
+
+
+def with_bidi(value: str) -> str:
+    return value[:9] + "\u2066" + value[9:]
+
+
+GENERALIZED_CREDENTIALS = [
+    # (a) a UUID handed over in chat, mail, a transcribed screenshot or a traceback.
+    (f"Copied from the console:\n  Label: deploy\n  Secret key: {UUID2}\n  Expires: never", UUID2),
+    (f"ma nouvelle clé secrète : {UUID2}", UUID2),
+    (f"o token do webhook agora é {UUID2}, troca amanhã", UUID2),
+    (f'    auth("{UUID2}")\nUnauthorized: invalid token', UUID2),
+    (f"Klucz dostępu do API to {UUID2}", UUID2),
+    (f"Токен для коллектора: {UUID2}", UUID2),
+    (f"APIキーは {UUID2} です", UUID2),
+    (f"新的密钥是 {UUID2}", UUID2),
+    (f"te mando la credencial del colector: {UUID2} (no la subas al repo)", UUID2),
+    # (b) one-case or hex keys a few words after a credential word, in other languages and inflections.
+    (f"La chiave per lo staging è {HEX32} — non condividerla", HEX32),
+    (f"Der neue Schlüssel für das Deployment lautet {LOWER26}", LOWER26),
+    (f"Tu credencial de la API: {BASE32_52}", BASE32_52),
+    (f"Anahtarın şu: {HEX40}", HEX40),
+    (f"Новый ключ от сервиса — {HEX64}", HEX64),
+    (f"배포 키: {LOWER26}", LOWER26),
+    (f"os dejo la clave del bot, es {JENKINS_34}", JENKINS_34),
+    (f"sua chave de acesso ficou {HEX32}", HEX32),
+    (f"Token pour le CI : {HEX40}", HEX40),
+    (f"here's the new key for the uploader, it's {HEX32}", HEX32),
+    (f"Przesyłam klucza nie zgub: {HEX24}", HEX24),
+    # (c) passwords of words, a symbol and digits in chat.
+    (f"mot de passe provisoire : {WORDS_PASSWORD}", WORDS_PASSWORD),
+    (f"Senha do banco: {WORDS_PASSWORD_2}", WORDS_PASSWORD_2),
+    (f"a chave nova da VPN: {WORDS_PASSWORD_3} (vale 30 dias)", WORDS_PASSWORD_3),
+    # (d) a value on its own line after a sentence that hands credentials over.
+    (f"Hi Sam, the staging credentials are below:\n\n    {MIXED30}\n\nThanks", MIXED30),
+    (f"Aqui estão as chaves que pediste:\n\n\t{HEX40}\n", HEX40),
+    (f"Voici le jeton demandé :\n\n  {LOWER26}\n\nBonne journée", LOWER26),
+    (f"下面是新的令牌：\n\n    {HEX32}\n", HEX32),
+    # (e) a key-shaped argument of a call named for authentication; an error rejecting it.
+    (f'sdk.login("{MIXED30}")\nAuthError: 401 invalid api key', MIXED30),
+    (f'    authenticate("{HEX40}")\nPermissionError: token rejected', HEX40),
+    (f'>>> session.sign_in("{LOWER26}")\nHTTPError: 403', LOWER26),
+    (f'api = connect("eu-west-1", "{MIXED30}")\n# fails with: credentials rejected', MIXED30),
+    # (f) the same bodies split by a continuation or an invisible character.
+    (f"Secret key: {UUID2[:14]}\\\n      {UUID2[14:]}\n  Expires: never", UUID2),
+    (f"la clave nueva: {with_zero_width(HEX32)} — guárdala", HEX32),
+    (f'    login("{with_bidi(MIXED30)}")\nPermissionError: token rejected', MIXED30),
+    (f"la chiave nuova: {LOWER26[:13]}\r\n{LOWER26[13:]}. Grazie", LOWER26),
+    # (g) documented shapes in prose: Adyen's base64 key, a Discord bot token ending a sentence, a New Relic
+    # license key with its region prefix.
+    (f"la clé de l'API de paiement : {ADYEN_LIKE}", ADYEN_LIKE),
+    (f"the bot runs with {DISCORD_LIKE}.", DISCORD_LIKE),
+    (f'    newrelic.init("{NEWRELIC_LIKE}")', NEWRELIC_LIKE),
+    (f"c'est {ADYEN_LIKE} pour la recette", ADYEN_LIKE),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), GENERALIZED_CREDENTIALS)
+def test_credentials_of_the_generalized_classes_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    redacted = redact_secrets(text)
+    assert secret not in redacted
+    assert secret[4:-4] not in redacted.replace("\u200b", "").replace("\u2066", "")
+
+
+GENERALIZED_LOOK_ALIKES = [
+    # Ids, digests and references next to a credential word, in the same languages.
+    f"Request ID: {UUID2} (the key itself was fine)",
+    f"trace id {UUID2} — the token was accepted",
+    f"commit {HEX40}: rotate the key",
+    f"la clé de cache est {HEX32}",
+    f"clé primaire : {UUID2}",
+    f"La chiave pubblica è {HEX64}",
+    f"Schlüssel-ID: {HEX40}",
+    f"Идентификатор ключа: {UUID2}",
+    f"키 ID: {UUID2}",
+    f"キーのフィンガープリント: {HEX40}",
+    f"密钥指纹：{HEX40}",
+    f"Order {UUID2} paid; the token was refreshed",
+    f"idempotency key: {UUID2}",
+    f"build {HEX40} signed with the release key",
+    f"uuid do pedido: {UUID2}",
+    f"hash de la clave: {HEX64}",
+    f"Secret rotation id: {UUID2}",
+    f"Error: token rejected for request {UUID2}",
+    f"Event ID: {HEX32}, correlation {UUID2}",
+    f"el token del commit {HEX40} ya no vale",
+    # Values on their own line that are not credentials.
+    f"sha256 checksum of the key file:\n\n    {HEX64}\n",
+    f"Here are the build artifacts:\n\n    {HEX40}\n",
+    "Here are the credentials you asked for:\n\n    see the vault entry deploy/staging\n",
+    f"Voici les identifiants de la commande :\n\n    {UUID2}\n",
+    # Calls that take ids, names and addresses.
+    'login("alice@example.com")',
+    "login(username, password)",
+    'connect("db-primary.internal")',
+    f'get_user("{UUID2}")',
+    f'authenticate(user_id="{UUID2}")',
+    f'order = fetch_order("{UUID2}")\nKeyError: token',
+    'session.login("deploy-bot")',
+    # Prose, words and public values.
+    'The credentials are in 1Password under "staging-db".',
+    "la contraseña del wifi está en la pizarra",
+    "the key is configuration-management-team",
+    "ключ шифрования хранится в KMS: arn:aws:kms:eu-west-1:123456789012:key/alias-main",
+    "clave: valor_por_defecto_del_sistema",
+    f"Token count: {random_run(20, string.digits)}",
+    "キーは下記の通りです:\n\n    ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8 dev@laptop\n",
+    "the bot runs with discord.py 2.3.2.",
+    f"Commit message: 'fix token refresh'\n\n    {HEX40}\n",
+]
+
+
+@pytest.mark.parametrize("text", GENERALIZED_LOOK_ALIKES)
+def test_look_alikes_of_the_generalized_classes_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
