@@ -811,6 +811,7 @@ _FOREIGN_SECRET_WORDS = (
     # "Credential" and its plurals, which the Romance languages spell apart from English.
     "credencial", "credenciales", "credenciais", "credenziale", "credenziali", "identifiants de connexion",
     "toegangsgegevens", "inloggegevens", "poświadczenia", "учетные данные", "учётные данные", "kimlik bilgileri",
+    "mã thông báo",
 )  # fmt: skip
 _UNSPACED_PASSWORD_WORDS = (
     "密码",
@@ -886,7 +887,8 @@ _NEARBY_NOT_SECRET_RE = re.compile(
 _NOT_SECRET_WORDS_ELSEWHERE_RE = re.compile(
     r"\b(?:identifi|identyfikator|идентификатор|kimlik|kennung|primair|primar|primär|первичн|publi[cqkz]|pública"
     r"|público|pubblic|öffentlich|публичн|открыт|empreinte|huella|impronta|odcisk|отпечат|parmak izi|pedido"
-    r"|commande|ordine|zamówieni|заказ|sipariş|hachage|хеш|хэш|контрольн|versi[oó]n|версия|sürüm)"
+    r"|commande|ordine|zamówieni|заказ|sipariş|auftrag|bestellung|bestelling|objedn|hachage|хеш|хэш|контрольн"
+    r"|versi[oó]n|версия|sürüm)"
     r"|指纹|指紋|フィンガープリント|公開|公钥|公鑰|ハッシュ|哈希|散列|校验|識別|识别|주문|해시|공개|지문|注文|订单|訂單"
     r"|커밋|コミット|提交|버전|バージョン|版本",
     re.IGNORECASE,
@@ -957,12 +959,12 @@ _KEY_OPERATION_WORDS = frozenset(
 # language. Jenkins ("<user>:11<hex>") and Harbor ("robot$<name>+<x>:<secret>") write a user before the
 # secret; the user may stand between the label and the value.
 _DECLARED_GAP_RE = re.compile(
-    r"(?:\s*+[(\[]?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?"
+    r"(?:\s*+[(\[]?(?:[^\s:：()\[\]]{1,12}+:)?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?"
     # A colon, a dash or an arrow, a copula in one of many languages, or (in scripts without spaces) a
     # topic particle or copula glued to the name ("キーは", "密钥是", "키는").
     r"(?:\s*+[:：]\s++|\s*+：|\s++(?:—|–|->|→|=>)\s++"
-    r"|\s++(?:is|are|it's|now|è|é|e|est|c'est|ist|lautet|sind|är|er|jest|to|es|está|era|was|fue|será|sarà"
-    r"|sera|ficou|fica|agora|quedó|queda|wynosi|это|—|adalah|ialah|là|είναι|şu|olan)\s++"
+    r"|\s++(?:is|are|it's|now|è|é|e|est|c'est|ist|lautet|sind|är|er|jest|je|jsou|to|es|está|era|was|fue|será"
+    r"|sarà|sera|ficou|fica|agora|quedó|queda|wynosi|это|будет|является|—|adalah|ialah|là|είναι|şu|olan)\s++"
     r"|\s*+(?:は|が|是|为|為|는|은|이|가)\s*+)"
     # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
     r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
@@ -1057,6 +1059,38 @@ def _declares(match: re.Match[str], value: str) -> bool:
     return not (gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32)
 
 
+# One to three words (no digits, no "=", ":" or "/") between a credential's name and a value, in chat ("токен
+# от спланка <uuid>", "Kunci API-nya <hex>").
+_FEW_WORDS_GAP_RE = re.compile(r"(?:[\s-]++[^\s\d:=/]{1,16}+){1,3}+\s++")
+_CLAUSE_END_RE = re.compile(r"[ \t]*+(?:$|\r?\n|[,.;!?)\]—–]|-\s)")
+_MIN_NEARBY_HEX_KEY_LENGTH = 32
+_MIN_NEARBY_SINGLE_CASE_LENGTH = 24
+
+
+def _is_key_a_few_words_after(match: re.Match[str], value: str) -> bool:
+    """A UUID, key-sized hex or a one-case key with digits a few words after a credential's name, on a line
+    where no word makes it an id, a digest or a reference."""
+    # A gap that declares the value ("is", ":") is judged by _declares, which knows "the token is <sha>".
+    gap = match["gap"]
+    if _FEW_WORDS_GAP_RE.fullmatch(gap) is None or _DECLARED_GAP_RE.fullmatch(gap) or not _ends_a_word(match):
+        return False
+    if _says_not_secret(_line_around(match.string, match.start("name"), match.end("value"))):
+        return False
+    # Handed over, the value ends its clause ("токен от спланка <uuid>", "<hex>, jangan dibagikan"); an id
+    # goes on with the sentence ("der Token für Auftrag <uuid> wurde erneuert").
+    if _CLAUSE_END_RE.match(match.string, match.end("value")) is None:
+        return False
+    if _UUID_RE.fullmatch(value) is not None:
+        return True
+    if _PURE_HEX_RE.fullmatch(value):
+        return len(value) >= _MIN_NEARBY_HEX_KEY_LENGTH and not value.isdigit() and not value.isalpha()
+    return (
+        len(value) >= _MIN_NEARBY_SINGLE_CASE_LENGTH
+        and _is_key_under_qualified_name("nearby_key", value)
+        and not value.isdigit()
+    )
+
+
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     text, value = match.string, match["value"].partition(".")[0].rstrip("=")
     # The whole identifier the name is part of: "idempotency-key" and "password_hash" are not secrets,
@@ -1117,6 +1151,8 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     by_provider = _names_a_provider(match, start)
     if not qualified and by_provider:
         qualified, named = True, f"provider_{identifier}"
+    if _is_key_a_few_words_after(match, value):
+        return True
     # A shorter run (Vonage's 16-character secrets) counts only after a product's name ("Vonage key"): after
     # "API tokens" it is as likely a documented prefix.
     if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
@@ -2202,7 +2238,8 @@ _RULES: tuple[_Rule, ...] = (
             r"(?:(?<![A-Za-z])|(?=[^\x00-\x7f]))(?P<name>"
             + _NEARBY_NAMES
             + r")[^\n:：]{0,80}+[:：][ \t]*+\r?\n"
-            r"(?:[ \t]*+\r?\n){0,2}+[ \t]*+[\"'`]?(?P<value>[^\s\"'`]{12,200}+)[\"'`]?[ \t]*+(?:\r?\n|$)",
+            # A quoted reply's "> " may start each line.
+            r"(?:[ \t>]*+\r?\n){0,2}+[ \t>]*+[\"'`]?(?P<value>[^\s\"'`]{12,200}+)[\"'`]?[ \t]*+(?:\r?\n|$)",
             re.IGNORECASE,
         ),
         accepts=_is_value_listed_under_a_name,

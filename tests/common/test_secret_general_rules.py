@@ -625,3 +625,119 @@ GENERALIZED_LOOK_ALIKES = [
 @pytest.mark.parametrize("text", GENERALIZED_LOOK_ALIKES)
 def test_look_alikes_of_the_generalized_classes_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# A second batch in the same classes, written after the first batch passed and before any further change,
+# in other languages, layouts and call names: the check that the rules caught the classes and not the batch.
+HEX36_11 = "11" + random_run(34, "0123456789abcdef")
+LOWER32 = random_run(32, LOWER_DIGITS)
+UPPER30 = upper_run(30)
+MIXED40 = mixed_run(40)
+UUID3 = f"{random_run(8, '0123456789abcdef')}-{random_run(4, '0123456789abcdef')}-4{random_run(3, '0123456789abcdef')}-9{random_run(3, '0123456789abcdef')}-{random_run(12, '0123456789abcdef')}"
+WORDS_PASSWORD_4 = "Copper" + "$meadow" + "4417"
+WORDS_PASSWORD_5 = "violet" + "_Quartz" + "!3308"
+ADYEN_LIKE_2 = "AQE" + mixed_run(30) + "=" + mixed_run(50) + "-" + mixed_run(44) + "="
+
+
+def with_soft_hyphens(value: str) -> str:
+    return value[:7] + "\u00ad" + value[7:15] + "\u00ad" + value[15:]
+
+
+SECOND_BATCH_CREDENTIALS = [
+    # (a)
+    (f"Client secret (copy now, shown once): {UUID3}", UUID3),
+    (f"Il segreto del collettore è {UUID3}", UUID3),
+    (f"Der Token vom HEC lautet {UUID3}.", UUID3),
+    (f"[09:14] ana: токен от спланка {UUID3}\n[09:15] li: спасибо", UUID3),
+    (f"Mã thông báo mới: {UUID3}", UUID3),
+    (f"client.authenticate('{UUID3}')\nsplunk.AuthenticationError: 401", UUID3),
+    # (b)
+    (f"De sleutel van de buildserver is {HEX36_11}", HEX36_11),
+    (f"Nyckeln till API:et: {LOWER32}", LOWER32),
+    (f"Klíč k API je {HEX40}, platí do pátku.", HEX40),
+    (f"API anahtarını gönderiyorum: {BASE32_52}", BASE32_52),
+    (f"Ключом от сервиса будет {HEX32}", HEX32),
+    (f"キーはこちら: {LOWER26}", LOWER26),
+    (f"令牌：{HEX64}", HEX64),
+    (f"새 토큰은 {UPPER30} 입니다", UPPER30),
+    (f"Kunci API-nya {HEX32}, jangan dibagikan.", HEX32),
+    # (c)
+    (f"Passwort fürs Staging: {WORDS_PASSWORD_4}", WORDS_PASSWORD_4),
+    (f"la contraseña nueva es {WORDS_PASSWORD_5}", WORDS_PASSWORD_5),
+    (f"hasło do bazy: {WORDS_PASSWORD_4} (zmienię w piątek)", WORDS_PASSWORD_4),
+    # (d)
+    (f"Your new API token:\n\n{MIXED40}\n\nStore it somewhere safe.", MIXED40),
+    (f"Las credenciales de producción:\n    {UUID3}\n", UUID3),
+    (f"Ecco la chiave che mi hai chiesto:\n\n    {LOWER32}\n\nCiao", LOWER32),
+    (f"> Access key for the bucket:\n>\n> {UPPER30}\n", UPPER30),
+    # (e)
+    (f'Auth.login(username: "ci", token: "{MIXED40}")', MIXED40),
+    (f'const session = await signIn("{LOWER32}");\n// 401 Unauthorized', LOWER32),
+    (f'c = PaymentsClient("{HEX32}")\nInvalidApiKey: 401 invalid api key', HEX32),
+    (f'gw.connect(host="gw.internal", key="{HEX40}")\nConnectionError: 403 Forbidden', HEX40),
+    # (f)
+    (f"Il segreto del collettore è {UUID3[:19]}\\\n    {UUID3[19:]}", UUID3),
+    (f"Nyckeln till API:et: {with_soft_hyphens(LOWER32)}", LOWER32),
+    (f'login("{with_soft_hyphens(HEX40)}")\nPermissionError: token rejected', HEX40),
+    (f"la contraseña nueva es {WORDS_PASSWORD_5[:6]}\u2066{WORDS_PASSWORD_5[6:]}", WORDS_PASSWORD_5),
+    # (g)
+    (f"Adyen-Schlüssel für die Kasse: {ADYEN_LIKE_2}", ADYEN_LIKE_2),
+    (f"bot.run('{DISCORD_LIKE}')", DISCORD_LIKE),
+    (f"NEW_RELIC_LICENSE_KEY={NEWRELIC_LIKE}", NEWRELIC_LIKE),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECOND_BATCH_CREDENTIALS)
+def test_credentials_of_the_second_batch_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    redacted = redact_secrets(text)
+    assert secret[4:-4] not in redacted.replace("\u00ad", "").replace("\u2066", "")
+
+
+SECOND_BATCH_LOOK_ALIKES = [
+    f"Il segreto è nel vault; l'ID della richiesta è {UUID3}",
+    f"Der Token wurde für Auftrag {UUID3} erneuert",
+    f"ID токена: {UUID3}",
+    f"Mã đơn hàng: {UUID3}",
+    f"Sleutel-ID van de build: {HEX40}",
+    f"API anahtarı sürümü: {HEX32}",
+    f"令牌的哈希：{HEX64}",
+    f"토큰 해시: {HEX64}",
+    f"キーのハッシュ値: {HEX64}",
+    f"Klíč objednávky {UUID3}",
+    f"Hash des Passworts: {HEX64}",
+    f"la contraseña debe tener 12 caracteres, p. ej. {random_run(6, string.ascii_lowercase)}",
+    "Passwort: siehe Passwortmanager (Eintrag staging-db)",
+    "hasło do bazy: w menedżerze haseł",
+    f"Your new API token was created at {random_run(10, string.digits)}",
+    f"API tokens:\n\n    {random_run(20, string.digits)}\n",
+    f"Public key:\n\n    {HEX64}\n",
+    f"Token fingerprint:\n\n    {HEX40}\n",
+    "Access keys:\n\n    see the team vault, folder deploy/ci\n",
+    f"Request key:\n\n    {UUID3}\n",
+    'Auth.login(username: "ci", token: ENV.fetch("CI_TOKEN"))',
+    f'client.get_order("{UUID3}")',
+    f'auth.get_user(user_id="{UUID3}")',
+    f'connect(region="eu-west-1", host="{random_run(20, string.ascii_lowercase)}.internal")',
+    'signIn("deploy@acme.example")',
+    f'login(email="dev@acme.example", device_id="{UUID3}")',
+    f'client.fetch("{HEX40}")\nHTTPError: 404 Not Found',
+    f"checkout the key commit {HEX40}",
+    f"Rotated the key at build {HEX40}.",
+    f"Der Schlüssel liegt unter /etc/keys/{random_run(12, string.ascii_lowercase)}.pem",
+    "クライアントのトークンは環境変数 API_TOKEN に入れてください",
+    "新的密钥已经保存在 Vault 的 secret/ci 路径下",
+    f"the bot runs with discord.py and the id {random_run(18, string.digits)}.",
+    f"AQE is the code of the payment method; order {UUID3}",
+    "NRAL stands for the license's kind",
+    "Ctrl+Alt+F12 is the key combination that opens the console",
+    "the key shortcut is Cmd+Shift+P4 on a Mac",
+    "key: value",
+    "Token: see https://vault.acme.example/ui/vault/secrets/ci",
+    f"Schlüssel: {random_run(8, string.ascii_lowercase)}-{random_run(8, string.ascii_lowercase)}",
+]
+
+
+@pytest.mark.parametrize("text", SECOND_BATCH_LOOK_ALIKES)
+def test_look_alikes_of_the_second_batch_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
