@@ -869,7 +869,7 @@ def _is_value_under_foreign_name(match: re.Match[str]) -> bool:
 
 _NEARBY_ENGLISH_NAMES = (
     "key", "keys", "token", "tokens", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "credential",
-    "credentials", "apikey", "bearer", "cookie", "signature",
+    "credentials", "creds", "apikey", "bearer", "cookie", "signature",
 )  # fmt: skip
 _NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
 _MIN_NEARBY_ENTROPY_BITS = 4.2
@@ -962,8 +962,8 @@ _DECLARED_GAP_RE = re.compile(
     r"(?:\s*+[(\[]?(?:[^\s:：()\[\]]{1,12}+:)?[^\s:：()\[\]]{1,24}+[)\]]?){0,6}?"
     # A colon, a dash or an arrow, a copula in one of many languages, or (in scripts without spaces) a
     # topic particle or copula glued to the name ("キーは", "密钥是", "키는").
-    r"(?:\s*+[:：]\s++|\s*+：|\s++(?:—|–|->|→|=>)\s++"
-    r"|\s++(?:is|are|it's|now|è|é|e|est|c'est|ist|lautet|sind|är|er|jest|je|jsou|to|es|está|era|was|fue|será"
+    r"(?:\s*+[:：=]\s++|\s*+：|\s++(?:—|–|->|→|=>)\s++"
+    r"|\s++(?:is|are|it's|now|è|é|est|c'est|ist|lautet|sind|är|er|jest|je|jsou|to|es|está|era|was|fue|será"
     r"|sarà|sera|ficou|fica|agora|quedó|queda|wynosi|это|будет|является|—|adalah|ialah|là|είναι|şu|olan)\s++"
     r"|\s*+(?:は|が|是|为|為|는|은|이|가)\s*+)"
     # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
@@ -999,11 +999,40 @@ def _ends_a_word(match: re.Match[str]) -> bool:
     )
 
 
+# Things that have ids: a UUID or hex right after one of these words is its id ("API key for tenant <uuid>",
+# "la clé du ticket <uuid>"), whatever credential the sentence names before. Where a credential is handed
+# over ("in chat:", "for the billing service:", "for the project:") is not among them; a project's name
+# right before an id without a colon is ("Token für Projekt <uuid>").
+_ENTITY_WORDS = frozenset(
+    {"tenant", "tenants", "workspace", "job", "ticket", "instance", "device", "customer", "cliente", "kunde",
+     "subscription", "resource", "run", "task", "issue", "incident", "node", "pod", "container", "member",
+     "invoice", "payment", "record", "entry", "item", "document", "case", "deal", "lead", "contact", "order"}
+)  # fmt: skip
+_ADJACENT_ENTITY_WORDS = frozenset(
+    {"project", "projet", "proyecto", "projeto", "progetto", "projekt", "org", "organization", "team", "cluster",
+     "repo", "repository", "folder", "bucket", "namespace", "group", "role", "queue", "topic", "stream"}
+)  # fmt: skip
+_WORD_BEFORE_VALUE_RE = re.compile(r"([^\W\d_]+)([\s:#=(\[\"'`>-]*+)$")
+
+
+def _follows_an_entity(text: str, start: int) -> bool:
+    """The word right before ``start`` names a thing with ids ("tenant", "ticket", "Projekt <uuid>")."""
+    found = _WORD_BEFORE_VALUE_RE.search(text, max(0, start - 40), start)
+    if found is None:
+        return False
+    word = found[1].lower()
+    return word in _ENTITY_WORDS or (word in _ADJACENT_ENTITY_WORDS and ":" not in found[2])
+
+
 def _is_declared_value(match: re.Match[str], value: str) -> bool:
     """A key-shaped value right after "<secret's name> ...:" or "... is" (see _DECLARED_GAP_RE)."""
     return _declares(match, value) and (
         _is_key_under_qualified_name("declared_key", value) or _looks_random_or_id_and_secret(value)
     )
+
+
+def _is_id_shaped(value: str) -> bool:
+    return _UUID_RE.fullmatch(value) is not None or _PURE_HEX_RE.fullmatch(value) is not None
 
 
 _PASSWORD_SYMBOL_RE = re.compile(r"[!#$%&*@^]")
@@ -1050,6 +1079,8 @@ def _declares(match: re.Match[str], value: str) -> bool:
     # Digits alone are a count, a number or a timestamp.
     if value.isdigit():
         return False
+    if _is_id_shaped(value) and _follows_an_entity(text, match.start("value")):
+        return False
     # A bare "token:" or "key:" before a lone hex run is as often a digest's or a commit's field.
     bare = _is_bare_name(match["name"]) or match["name"].lower() in ("key", "keys")
     # ("the token is <sha>" too: only words between the name and the value say which secret it is).
@@ -1057,38 +1088,6 @@ def _declares(match: re.Match[str], value: str) -> bool:
     if words <= _PROSE_VERBS and bare and _PURE_HEX_RE.fullmatch(value):
         return False
     return not (gap["user"] is not None and _PURE_HEX_RE.fullmatch(value) and len(value) < 32)
-
-
-# One to three words (no digits, no "=", ":" or "/") between a credential's name and a value, in chat ("токен
-# от спланка <uuid>", "Kunci API-nya <hex>").
-_FEW_WORDS_GAP_RE = re.compile(r"(?:[\s-]++[^\s\d:=/]{1,16}+){1,3}+\s++")
-_CLAUSE_END_RE = re.compile(r"[ \t]*+(?:$|\r?\n|[,.;!?)\]—–]|-\s)")
-_MIN_NEARBY_HEX_KEY_LENGTH = 32
-_MIN_NEARBY_SINGLE_CASE_LENGTH = 24
-
-
-def _is_key_a_few_words_after(match: re.Match[str], value: str) -> bool:
-    """A UUID, key-sized hex or a one-case key with digits a few words after a credential's name, on a line
-    where no word makes it an id, a digest or a reference."""
-    # A gap that declares the value ("is", ":") is judged by _declares, which knows "the token is <sha>".
-    gap = match["gap"]
-    if _FEW_WORDS_GAP_RE.fullmatch(gap) is None or _DECLARED_GAP_RE.fullmatch(gap) or not _ends_a_word(match):
-        return False
-    if _says_not_secret(_line_around(match.string, match.start("name"), match.end("value"))):
-        return False
-    # Handed over, the value ends its clause ("токен от спланка <uuid>", "<hex>, jangan dibagikan"); an id
-    # goes on with the sentence ("der Token für Auftrag <uuid> wurde erneuert").
-    if _CLAUSE_END_RE.match(match.string, match.end("value")) is None:
-        return False
-    if _UUID_RE.fullmatch(value) is not None:
-        return True
-    if _PURE_HEX_RE.fullmatch(value):
-        return len(value) >= _MIN_NEARBY_HEX_KEY_LENGTH and not value.isdigit() and not value.isalpha()
-    return (
-        len(value) >= _MIN_NEARBY_SINGLE_CASE_LENGTH
-        and _is_key_under_qualified_name("nearby_key", value)
-        and not value.isdigit()
-    )
 
 
 def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
@@ -1117,6 +1116,8 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     if _PASSWORD_SYMBOL_RE.search(match["value"]):
         password = match["value"].rstrip(".")
         return _declares(match, password) and _is_handed_password(password)
+    if _is_id_shaped(value) and _follows_an_entity(text, match.start("value")):
+        return False
     # "sha256:<base64>" and "sha512-<base64>" are digests, "AAAA..." the wire form of an SSH public key.
     lead = text[max(0, match.start("value") - 8) : match.end("value")]
     if _DIGEST_RE.search(lead) or value.startswith("AAAA"):
@@ -1151,8 +1152,6 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     by_provider = _names_a_provider(match, start)
     if not qualified and by_provider:
         qualified, named = True, f"provider_{identifier}"
-    if _is_key_a_few_words_after(match, value):
-        return True
     # A shorter run (Vonage's 16-character secrets) counts only after a product's name ("Vonage key"): after
     # "API tokens" it is as likely a documented prefix.
     if len(value) < _MIN_UNQUALIFIED_NEARBY_LENGTH:
@@ -1177,6 +1176,7 @@ def _is_credential_shaped(value: str) -> bool:
         or _is_placeholder(value)
         or _is_placeholder_body(value)
         or "://" in value
+        or _CODE_BRACKETS_RE.search(value) is not None
         or _EMAIL_RE.fullmatch(value) is not None
         or _TYPED_RESOURCE_ID_RE.fullmatch(value) is not None
     ):
@@ -1203,6 +1203,13 @@ def _is_value_listed_under_a_name(match: re.Match[str]) -> bool:
     value = match["value"].rstrip(".")
     header = _line_around(text, match.start("name"), match.end("name"))
     if not _ends_a_word(match) or _says_not_secret(header) or _says_not_secret(match["value"]):
+        return False
+    # A name glued into an identifier ("trusted_keys:", "cache_key:") is a config key with a block of its own,
+    # which the assignment rules read; a sentence names the credential in words.
+    before = text[match.start("name") - 1 : match.start("name")]
+    if before and (_is_word_character(before) or before in ".-"):
+        return False
+    if _is_id_shaped(value) and _follows_an_entity(header, len(header.rstrip().rstrip(":："))):
         return False
     return _is_credential_shaped(value) or (
         _PASSWORD_SYMBOL_RE.search(value) is not None and _is_handed_password(value)
@@ -1236,6 +1243,10 @@ def _is_key_of_an_auth_call(match: re.Match[str]) -> bool:
         return False
     text = match.string
     rejected = _AUTH_ERROR_RE.search(text, match.end(), match.end() + _MAX_AUTH_ERROR_DISTANCE) is not None
+    # A UUID, hex or a one-case run is as often the id of what is authorized ("gateway.authorize(<payment
+    # id>)"): only an error about the credential makes it one. A random run is a key by itself.
+    if not _looks_random_or_id_and_secret(value):
+        return rejected
     return rejected or match["call"].lower() in _SIGN_IN_CALLS
 
 
@@ -2239,7 +2250,8 @@ _RULES: tuple[_Rule, ...] = (
             + _NEARBY_NAMES
             + r")[^\n:：]{0,80}+[:：][ \t]*+\r?\n"
             # A quoted reply's "> " may start each line.
-            r"(?:[ \t>]*+\r?\n){0,2}+[ \t>]*+[\"'`]?(?P<value>[^\s\"'`]{12,200}+)[\"'`]?[ \t]*+(?:\r?\n|$)",
+            r"(?:[ \t>]*+(?:```[A-Za-z]*+|~~~)?[ \t]*+\r?\n){0,2}+[ \t>]*+[\"'`]?(?P<value>[^\s\"'`]{12,200}+)[\"'`]?"
+            r"[ \t]*+(?:\r?\n|$)",
             re.IGNORECASE,
         ),
         accepts=_is_value_listed_under_a_name,
