@@ -511,7 +511,11 @@ _GROUPED_PASSWORD_RE = re.compile(r"(?:[A-Za-z0-9]{4} ){5}[A-Za-z0-9]{4}")
 
 def _is_key_under_qualified_name(name: str, value: str) -> bool:
     if _is_bare_name(name):
-        return False
+        # A bare "secret" or "credential" holds no commit SHA or digest, as a bare "token" may: a UUID or
+        # key-sized hex under it is the secret (Scaleway's secret keys, most client secrets).
+        return "token" not in name.lower() and (
+            _UUID_RE.fullmatch(value) is not None or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
+        )
     if _KEY_SIZED_HEX_RE.fullmatch(value) is not None or _UUID_RE.fullmatch(value) is not None:
         return True
     if _GROUPED_PASSWORD_RE.fullmatch(value) is not None:
@@ -967,7 +971,8 @@ _DECLARED_GAP_RE = re.compile(
     r"|sarà|sera|ficou|fica|agora|quedó|queda|wynosi|это|будет|является|—|adalah|ialah|là|είναι|şu|olan)\s++"
     r"|\s*+(?:は|が|是|为|為|는|은|이|가)\s*+)"
     # An auth scheme's word may stand before the value ("Splunk <uuid>", "Bearer <key>", "SSWS <key>").
-    r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+:)?"
+    # "deploy / <password>": a user, then the secret after a slash.
+    r"(?:[A-Z][A-Za-z]{2,15}+\x20)?(?P<user>[A-Za-z0-9_.$+@-]{1,40}+(?::|\x20/\x20))?"
 )
 # Words that make a declared value something other than a secret: an id, a digest, a commit, a row's key.
 _NOT_DECLARED_WORDS_RE = re.compile(
@@ -1216,6 +1221,33 @@ def _is_value_listed_under_a_name(match: re.Match[str]) -> bool:
     )
 
 
+# The value first, then what it is ("Maple!orbit4471 is the new password", "<key> est la clé de prod"): a
+# credential-shaped value, a copula and the name ending the clause.
+_VALUE_BEFORE_NAME_RE = re.compile(
+    r"(?:^|[\s\"'`(])(?P<value>[^\s\"'`()]{8,64}+)[\"'`]?\s++(?:is|was|=|est|ist|es|é|è|будет|это)\s++"
+    r"(?:(?:the|my|our|your|a|an|la|le|el|o|a|das|der|die|il)\s++)?"
+    r"(?:(?:new|current|temporary|nouveau|nouvelle|nueva|nuevo|neue|neuer|neues|nova|novo|nuovo|nuova)\s++)?"
+    r"(?:[A-Za-z][A-Za-z-]{1,15}+\s++)?$"
+)
+# The name, up to three words saying what for ("de prod", "for staging"), and the clause's end.
+_NAME_ENDS_CLAUSE_RE = re.compile(r"s?(?:[ \t]++[^\s\d.,;!?]{1,16}+){0,3}?[ \t]*+(?:$|\r?\n|[.,;!?)—–])")
+_MAX_VALUE_BEFORE_NAME = 120
+
+
+def _value_before_name_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    text, start = match.string, match.start("name")
+    if _NAME_ENDS_CLAUSE_RE.match(text, match.end("name")) is None:
+        return
+    line_start = text.rfind("\n", 0, start) + 1
+    found = _VALUE_BEFORE_NAME_RE.search(text, max(line_start, start - _MAX_VALUE_BEFORE_NAME), start)
+    if found is None or _says_not_secret(_line_around(text, found.start("value"), match.end("name"))):
+        return
+    value = found["value"]
+    password = _PASSWORD_SYMBOL_RE.search(value) is not None and _is_handed_password(value)
+    if password or _is_credential_shaped(value):
+        yield found.span("value")
+
+
 # Calls that sign in with what they are given ("login(\"<key>\")", "sign_in", "authenticate"), and calls that
 # connect or build a client, whose argument is a credential when an error about it follows (a traceback's
 # "token rejected", "401 Unauthorized").
@@ -1304,9 +1336,9 @@ _TABLE_SECRET_NAME_RE = re.compile(
 )
 
 
-def _table_cells(row: str, offset: int) -> list[tuple[str, int, int]]:
+def _table_cells(row: str, offset: int, delimiter: str = "|") -> list[tuple[str, int, int]]:
     cells, start = [], 0
-    for part in row.split("|"):
+    for part in row.split(delimiter):
         stripped = part.strip()
         lead = len(part) - len(part.lstrip())
         cells.append((stripped, offset + start + lead, offset + start + lead + len(stripped)))
@@ -1315,8 +1347,11 @@ def _table_cells(row: str, offset: int) -> list[tuple[str, int, int]]:
 
 
 def _table_secret_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
-    headers = _table_cells(match["header"], match.start("header"))
-    values = _table_cells(match["row"], match.start("row"))
+    delimiter = match.groupdict().get("delimiter") or "|"
+    headers = _table_cells(match["header"], match.start("header"), delimiter)
+    values = _table_cells(match["row"], match.start("row"), delimiter)
+    if delimiter != "|" and len(values) != len(headers):
+        return
     for (name, _start, _end), (value, start, end) in zip(headers, values, strict=False):
         words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
         if (
@@ -1331,7 +1366,7 @@ def _table_secret_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
             continue
         # A bare "Key" or "Token" column holds ids and digests as well; a name that says which secret it is
         # ("DD_API_KEY") makes key-sized hex or a UUID the key.
-        qualified = len(words) > 1
+        qualified = len(words) > 1 or bool(words & {"secret", "secrets", "credential", "credentials"})
         if (
             _looks_random_or_id_and_secret(value)
             or (qualified and _UUID_RE.fullmatch(value) is not None)
@@ -2258,6 +2293,30 @@ _RULES: tuple[_Rule, ...] = (
         anchor_words=_anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS),
     ),
     _Rule(
+        "handed-over",
+        "credential handed over",
+        re.compile(
+            r"(?<![A-Za-z])(?P<name>password|passwd|passphrase|key|token|secret|credential|"
+            + _alternation(_FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS)
+            + r")(?![A-Za-z])",
+            re.IGNORECASE,
+        ),
+        spans=_value_before_name_spans,
+        anchor_words=_anchors(
+            (
+                "password",
+                "passwd",
+                "passphrase",
+                "key",
+                "token",
+                "secret",
+                "credential",
+                *_FOREIGN_PASSWORD_WORDS,
+                *_FOREIGN_SECRET_WORDS,
+            )
+        ),
+    ),
+    _Rule(
         "auth-call",
         "credential passed to a sign-in call",
         re.compile(
@@ -2277,6 +2336,18 @@ _RULES: tuple[_Rule, ...] = (
             r"(?m)^[ \t]*+\|(?P<header>[^\n]*)\|[ \t]*+\r?\n[ \t]*+\|[-:| \t]++\r?\n[ \t]*+\|(?P<row>[^\n]*)\|"
         ),
         hint="|",
+        spans=_table_secret_spans,
+    ),
+    # A CSV export whose header names the secret ("name,secret", AWS's "Access key ID,Secret access key"):
+    # the value in that column of the next line, which has as many fields. Header cells are names, not prose.
+    _Rule(
+        "table-secret",
+        "credential in a table under its name",
+        re.compile(
+            r"(?m)^(?P<header>[A-Za-z][A-Za-z0-9 _.-]{0,39}+(?P<delimiter>[,;\t])[A-Za-z][A-Za-z0-9 _.-]{0,39}+"
+            r"(?:(?P=delimiter)[A-Za-z][A-Za-z0-9 _.-]{0,39}+){0,10}+)[ \t]*+\r?\n(?P<row>[^\n]++)"
+        ),
+        hint_words=("secret", "pass", "pwd", "token", "key", "credential"),
         spans=_table_secret_spans,
     ),
     # The secret that follows its access key id ("<id>\n<secret>" in a saved key file, "<id>,<secret>"):

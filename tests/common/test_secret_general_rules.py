@@ -811,3 +811,45 @@ THIRD_BATCH_LOOK_ALIKES = [
 @pytest.mark.parametrize("text", THIRD_BATCH_LOOK_ALIKES)
 def test_look_alikes_of_the_third_batch_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Forms a probe of other layouts found unread: a UUID or hex under a bare "secret" (which, unlike a bare
+# "token", holds no commit SHA), a CSV export's header, the value before its name, a user and the password
+# after a slash.
+CSV_SECRET = mixed_run(40)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"SECRET={UUID4}", UUID4),
+        (f"| Name | Secret |\n|---|---|\n| ci | {UUID4} |", UUID4),
+        (f"name,secret\nci-bot,{UUID4}\n", UUID4),
+        (f"User name,Password,Secret access key\ndeploy,{WORDS_PASSWORD_4},{CSV_SECRET}\n", CSV_SECRET),
+        (f"{WORDS_PASSWORD_4} is the new password", WORDS_PASSWORD_4),
+        (f"{HEX40_B} est la clé de prod.", HEX40_B),
+        (f"DB creds: deploy / {WORDS_PASSWORD_4}", WORDS_PASSWORD_4),
+    ],
+)
+def test_credentials_in_probed_layouts_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"SECRET_NAME={UUID4}",
+        f"| Name | Secret id |\n|---|---|\n| ci | {UUID4} |",
+        f"name,key_id\nci-bot,{UUID4}\n",
+        f"commit,token_count\n{HEX40_B},{random_run(5, string.digits)}\n",
+        "Hello,world\nthe secret is out",
+        f"{HEX40_B} is the commit key.",
+        f"{HEX40_B} is the key id",
+        "Ctrl+Alt+F12 is the key.",
+        "config/settings.yaml is the key file",
+        f"admin / {random_run(12, string.ascii_lowercase)}",
+    ],
+)
+def test_look_alikes_of_the_probed_layouts_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
