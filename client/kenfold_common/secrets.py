@@ -1068,12 +1068,14 @@ def _declares(match: re.Match[str], value: str) -> bool:
     if gap is None or not _ends_a_word(match):
         return False
     # The line before the name (a screenshot's "Name: ci-bot" on the line above says nothing of this one).
-    line_start = text.rfind("\n", 0, match.start("name")) + 1
-    before = text[max(line_start, match.start("name") - _MAX_DECLARED_LOOKBACK) : match.start("name")]
+    before = text[
+        max(
+            _line_start(text, match.start("name")), match.start("name") - _MAX_DECLARED_LOOKBACK
+        ) : match.start("name")
+    ]
     label = match["gap"] if gap["user"] is None else match["gap"][: gap.start("user")]
     # What the line says after the value counts too ("token: <sha>  # the commit the cache was built from").
-    line_end = text.find("\n", match.end("value"))
-    after = text[match.end("value") : line_end if line_end != -1 else len(text)][:_MAX_DECLARED_LOOKAHEAD]
+    after = text[match.end("value") : _line_end(text, match.end("value"))][:_MAX_DECLARED_LOOKAHEAD]
     # "not secret" before the name denies it ("Account SID (not secret, it's the username): ...").
     denied = re.search(r"\b(?:not|no|non)\W*+$", before, re.IGNORECASE) is not None
     if denied or any(
@@ -1189,10 +1191,24 @@ def _is_credential_shaped(value: str) -> bool:
     return _is_key_under_qualified_name("handed_key", value) or _looks_random_or_id_and_secret(value)
 
 
+# How far the line around a finding is read: a text without line breaks is not searched whole for each name.
+_MAX_LINE_CONTEXT = 200
+
+
+def _line_start(text: str, position: int) -> int:
+    bound = max(0, position - _MAX_LINE_CONTEXT)
+    found = text.rfind("\n", bound, position)
+    return found + 1 if found != -1 else bound
+
+
+def _line_end(text: str, position: int) -> int:
+    bound = min(len(text), position + _MAX_LINE_CONTEXT)
+    found = text.find("\n", position, bound)
+    return found if found != -1 else bound
+
+
 def _line_around(text: str, start: int, end: int) -> str:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    return text[line_start : line_end if line_end != -1 else len(text)]
+    return text[_line_start(text, start) : _line_end(text, end)]
 
 
 def _says_not_secret(words: str) -> bool:
@@ -1238,8 +1254,9 @@ def _value_before_name_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
     text, start = match.string, match.start("name")
     if _NAME_ENDS_CLAUSE_RE.match(text, match.end("name")) is None:
         return
-    line_start = text.rfind("\n", 0, start) + 1
-    found = _VALUE_BEFORE_NAME_RE.search(text, max(line_start, start - _MAX_VALUE_BEFORE_NAME), start)
+    found = _VALUE_BEFORE_NAME_RE.search(
+        text, max(_line_start(text, start), start - _MAX_VALUE_BEFORE_NAME), start
+    )
     if found is None or _says_not_secret(_line_around(text, found.start("value"), match.end("name"))):
         return
     value = found["value"]

@@ -551,6 +551,11 @@ ADVERSARIAL_UNITS = [
     "whsec_",
     "DB_PASS=Summer2021! ",
     "dbPass",
+    # A value and a copula before every name, with no line break for the line's context to stop at.
+    "abcdefgh " * 8 + "is the new key token secret password. ",
+    "the key for the thing:\n\n    " + "a" * 11 + "\n",
+    'login("' + "ab" * 8 + '" ',
+    "a,b,c,d,e,f,g,h,i,j,k,secret\n",
 ]
 
 
