@@ -44,10 +44,8 @@ MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
 # Parts below issue 37's 99 %, held to today's figure rounded down to the next 0.5 %, as a guard, not a
 # target. The third unseen part (532 of 538): name-only keys base64-encoded alone with no name in sight, and
-# a few forms nobody else writes. The independent sixth part (657 of 678): its first measurement, taken
-# after every rule of this session and not taught to the rules since, so that it stays a part the rules
-# were not tuned on.
-GUARDED_PARTS = {"third-unseen": 0.985, "independent-sixth": 0.965}
+# a few forms nobody else writes.
+GUARDED_PARTS = {"third-unseen": 0.985}
 PARTS = {
     "main": main_part,
     "aside": aside_part,
@@ -68,15 +66,16 @@ PARTS = {
     # rules: it meets issue 37's targets (1,333 of 1,344, 0 of 768 look-alikes).
     "independent-aside": independent_aside_part,
     # A third, first measured at 96.22 % (docs/security.md), then taught to the rules: it meets issue 37's
-    # targets (1,101 of 1,112, 0 of 682 look-alikes).
+    # targets (1,105 of 1,112, 0 of 682 look-alikes).
     "independent-third": independent_third_part,
     # A fourth, first measured at 95.44 % (docs/security.md), then taught to the rules: it meets issue 37's
     # targets (983 of 987, 0 of 648 look-alikes).
     "independent-fourth": independent_fourth_part,
     # A fifth, first measured at 97.31 % (docs/security.md), then taught to the rules: it meets issue 37's
-    # targets (1,150 of 1,152, 0 of 696 look-alikes).
+    # targets (1,151 of 1,152, 0 of 696 look-alikes).
     "independent-fifth": independent_fifth_part,
-    # A sixth, first measured at 96.90 % (docs/security.md) and left as it is: see GUARDED_PARTS.
+    # A sixth, first measured at 96.90 % (docs/security.md), then taught to the rules by the classes of its
+    # misses, not its lines: it meets issue 37's targets (678 of 678, 0 of 728 look-alikes).
     "independent-sixth": independent_sixth_part,
 }
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
