@@ -1092,8 +1092,8 @@ _CONTEXT_NOT_SECRET_RE = re.compile(
     r"|object|index|cursor|page|event|message|public|publishable|pub|fingerprint|kid|nonce|state|salt|csrf|xsrf"
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
-    r"|anon|anonymous|client|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
-    r"|recv|receive|fetch|list|delete|search|import|export|trust|verify|verification|certificate|cert)(?![a-z])"
+    r"|anon|anonymous|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
+    r"|recv|receive|verify|verification|certificate|cert)(?![a-z])"
     # "not secret", "no token needed": the words deny what the cue says.
     r"|\b(?:not|no|non|isn't|without|never)[\s-]++(?:an?\s++)?(?:secret|token|key|password|credential)",
     re.IGNORECASE,
@@ -1141,8 +1141,8 @@ def _word_cues(text: str) -> list[re.Match[str]]:
 
 
 def _is_bare_cue(text: str, cue: re.Match[str]) -> bool:
-    """A lone English "token", "key" or "secret": under it hex is a commit or a digest as often as a key
-    ("the token is <sha>", "merge key: <sha>"); "AUTH_TOKEN", "the api key" or "la clé" say which key."""
+    """A lone English "token" or "key": under it hex is a commit or a digest as often as a key ("the token
+    is <sha>", "merge key: <sha>"); "AUTH_TOKEN", "the api key" or "la clé" say which key."""
     start, end = cue.start(), cue.end()
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
         start -= 1
@@ -1153,9 +1153,9 @@ def _is_bare_cue(text: str, cue: re.Match[str]) -> bool:
     return qualifier is None or qualifier[1].lower() not in _KEY_QUALIFIERS
 
 
-_BARE_CUE_WORDS = frozenset(
-    {"token", "tokens", "key", "keys", "secret", "secrets", "credential", "credentials", "password", "pass", "pwd"}
-)  # fmt: skip
+# "secret", "password" and "credential" are not used for ids and digests; "token" and "key" are ("page
+# token", "cache key"), so under them alone hex needs a word that says which key it is.
+_BARE_CUE_WORDS = frozenset({"token", "tokens", "key", "keys"})
 
 
 def _denied_cue(text: str, cue: re.Match[str]) -> bool:
@@ -1197,7 +1197,7 @@ def _is_other_than_a_key(value: str) -> bool:
         value.startswith("AAAA")
         or _PUBLIC_VALUE_RE.match(value)
         or _DIGEST_RE.match(value)
-        or _CONTEXT_CUE_RE.search(value)
+        or _word_cues(value)
         or _is_placeholder(value)
         or _is_placeholder_body(value)
     ):
@@ -1243,16 +1243,18 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
     before, above, opens_line = _context_lines(text, start)
     cues = _word_cues(before)
     if cues:
-        cue = cues[-1]
-        if _denied_cue(before, cue):
+        if _denied_cue(before, cues[-1]):
             return False
-        gap = before[cue.end() :]
-        if strength == "strong" or (
-            len(gap) <= _MAX_WEAK_CONTEXT_GAP
-            and not _CONTEXT_SENTENCE_END_RE.search(gap)
-            and not (_PURE_HEX_RE.fullmatch(value) and _is_bare_cue(before, cue))
-        ):
+        if strength == "strong":
             return True
+        # A weak value needs a cue close by in the same sentence; under a bare "key" hex needs another
+        # ("returned 401 for key <hex>").
+        for cue in reversed(cues):
+            gap = before[cue.end() :]
+            if len(gap) > _MAX_WEAK_CONTEXT_GAP or _CONTEXT_SENTENCE_END_RE.search(gap):
+                break
+            if not (_PURE_HEX_RE.fullmatch(value) and _is_bare_cue(before, cue)):
+                return True
     # A key alone on its line takes its meaning from the line above ("here it is:"); a random one also
     # from a block's header line ("variable \"api_token\" {" above "default = ...").
     if not cues and (opens_line or strength == "strong"):
