@@ -1093,7 +1093,7 @@ _CONTEXT_NOT_SECRET_RE = re.compile(
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
     r"|anon|anonymous|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
-    r"|recv|receive|verify|verification|certificate|cert)(?![a-z])"
+    r"|recv|receive|verify|verification|certificate|cert|ssh|authorized|known)(?![a-z])"
     # "not secret", "no token needed": the words deny what the cue says.
     r"|\b(?:not|no|non|isn't|without|never)[\s-]++(?:an?\s++)?(?:secret|token|key|password|credential)",
     re.IGNORECASE,
@@ -1203,7 +1203,12 @@ def _is_other_than_a_key(value: str) -> bool:
     ):
         return True
     decoded = _decoded_base64(value) if len(value) % 4 == 0 else None
-    return decoded is not None and (decoded.lstrip()[:1] in ("{", "[", "<") or " " in decoded.strip())
+    return decoded is not None and (
+        decoded.lstrip()[:1] in ("{", "[", "<")
+        or " " in decoded.strip()
+        # Text in a script without spaces (Japanese, Chinese): letters, not a key's ASCII.
+        or sum(not char.isascii() and char.isalpha() for char in decoded) * 2 > len(decoded)
+    )
 
 
 def _cue_run(text: str, start: int, end: int) -> str:
