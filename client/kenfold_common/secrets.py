@@ -1060,22 +1060,38 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
 # What people write around a key they hand over, in any language: the secret's name, or what is done with
 # it (logging in, authorizing, rotating, revoking, a 401 it caused). A key-shaped value is judged by
 # these words rather than by its own format, which the rules above cannot know for every provider.
-_CONTEXT_CUE_WORDS = (
-    _NEARBY_ENGLISH_NAMES
-    + _FOREIGN_NAME_WORDS
-    + (
-        "passwords", "pass", "creds", "api key", "access key", "private key", "login", "log in", "logon", "sign in",
-        "signin", "authenticate", "authenticates", "authenticated", "authentication", "authorization", "auth",
-        "hardcode", "hardcoded", "revoked", "revoke", "rotate", "rotated", "rotation", "leaked", "unauthorized",
-        "unauthorised", "rejected", "credencial", "credenciales", "credenciais", "credenziali", "identifiants",
-        "zugang", "zugangsdaten", "jetons", "tokeny", "tokenu", "anahtarı", "ключи", "токена", "пароля",
-    )
+_CONTEXT_ENGLISH_CUES = (
+    *_NEARBY_ENGLISH_NAMES,
+    "passwords", "pass", "creds", "api key", "access key", "private key", "login", "log in", "logon", "sign in",
+    "signin", "authenticate", "authenticates", "authenticated", "authentication", "authorization", "auth",
+    "hardcode", "hardcoded", "revoked", "revoke", "rotate", "rotated", "rotation", "leaked", "unauthorized",
+    "unauthorised", "rejected",
 )  # fmt: skip
+# Other languages' words, which take endings ("Nøkkelen", "klucza", "ключом", "Schlüssels").
+_CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + (
+    "credencial", "credenciales", "credenciais", "credenziali", "identifiants", "zugang", "jetons", "khóa",
+    "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "lozinka", "geslo", "raktas", "slaptažodis", "atslēga",
+    "parole", "võti", "parool", "lykilorð", "парола", "susi", "nenosiri", "ufunguo", "clau", "contrasenya",
+    "טוקן", "توكن", "رمز عبور", "کلید", "توکن", "διακριτικό", "পাসওয়ার্ড", "টোকেন", "கடவுச்சொல்",
+    "సంకేతపదం",
+)  # fmt: skip
+# Scripts written without spaces glue these to the words around them.
+_CONTEXT_UNSPACED_WORDS = (
+    _UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS + ("鍵", "キー", "키", "คีย์", "รหัส")
+)
+
+
+def _longest_first(words: tuple[str, ...]) -> str:
+    return _alternation(tuple(sorted(set(words), key=len, reverse=True)))
+
+
 _CONTEXT_CUE_RE = re.compile(
-    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z])))(?:"
-    + _alternation(tuple(sorted(set(_CONTEXT_CUE_WORDS), key=len, reverse=True)))
-    + r")(?![a-z])|\b40[13]\b|(?<=[_.-])(?:sk|pat)(?![A-Za-z0-9])|(?-i:\bPAT\b)|"
-    + _alternation(_UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS),
+    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z])))(?:(?:"
+    + _longest_first(_CONTEXT_ENGLISH_CUES)
+    + r")(?![a-z])|(?:"
+    + _longest_first(_CONTEXT_FOREIGN_CUES)
+    + r")[^\W\d_]{0,4}+(?![^\W\d_]))|\b40[13]\b|(?<=[_.-])(?:sk|pat)(?![A-Za-z0-9])|(?-i:\bPAT\b)|"
+    + _longest_first(_CONTEXT_UNSPACED_WORDS),
     re.IGNORECASE,
 )
 # What happened to a key, said right after it ("... the other was revoked", "| gh auth login --with-token").
