@@ -2514,8 +2514,9 @@ _MIN_JOINED_DIGITS = 2
 _MIN_JOINED_CASE_FLIPS = 3
 _MAX_SINGLE_JOINS = 8
 _JOIN_WINDOW = 250
-# Base64 of a line such as "token=ghp_..." is at least this long; shorter runs are words and ids.
-_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{28,}+={0,2}")
+# Base64 of a 20-character key id ("AKIA...", Huawei's and Alibaba's ids) is 27 characters and its padding;
+# shorter runs are words and ids.
+_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}+={0,2}")
 _MIN_PRINTABLE_SHARE = 0.95
 
 

@@ -490,6 +490,9 @@ LOWER26 = random_run(26, LOWER_DIGITS)
 HEX20 = random_run(20, "0123456789abcdef")
 WORDY_PASSWORD = "Copper" + "!walnut" + "4412"
 SPLIT_KEY = random_run(36)
+ENCODED_KEY_ID = base64.b64encode(
+    ("AKIA" + random_run(16, string.ascii_uppercase + "234567")).encode()
+).decode()
 
 
 @pytest.mark.parametrize(
@@ -513,6 +516,8 @@ SPLIT_KEY = random_run(36)
         (f"echo {KEY} | gh auth login --with-token", KEY),
         # Split over two lines, as a chat client wraps it.
         (f"la chiave per il deploy: {SPLIT_KEY[:18]}\n{SPLIT_KEY[18:]}", SPLIT_KEY[:18]),
+        # A 20-character key id base64-encoded: 28 characters with its padding.
+        (f"AWS_ACCESS_KEY_ID={ENCODED_KEY_ID}", ENCODED_KEY_ID[4:20]),
     ],
 )
 def test_a_key_shaped_value_in_a_credential_context_is_found_and_redacted(text: str, secret: str) -> None:
