@@ -1178,8 +1178,16 @@ def _denied_cue(text: str, cue: re.Match[str]) -> bool:
     """Whether the word right before the cue, or anything between the cue and the value, makes the value an
     id, digest or public half ("public key", "client token", "the key id", "password_hash", "not secret")."""
     word_before = _WORD_BEFORE_RE.search(text, max(0, cue.start() - 24), cue.start())
+    # A key named for what it may do or where it is used ("search key", "client key", "cache key") is the
+    # public or non-secret kind, as for a key's name (_WEAK_KEY_NAME_WORDS).
+    weak_key = (
+        cue[0].lower() in ("key", "keys")
+        and word_before is not None
+        and word_before[0].strip(" _.-").lower() in _WEAK_KEY_NAME_WORDS
+    )
     return bool(
-        _CONTEXT_NOT_SECRET_RE.search(text, cue.start())
+        weak_key
+        or _CONTEXT_NOT_SECRET_RE.search(text, cue.start())
         or (word_before and _CONTEXT_NOT_SECRET_RE.search(f"{word_before[0]} {cue[0]}"))
     )
 

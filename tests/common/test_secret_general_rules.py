@@ -540,6 +540,7 @@ def test_a_key_shaped_value_in_a_credential_context_is_found_and_redacted(text: 
         f"Account SID (not secret, just the account): AC{HEX32}",
         f"session {MIXED24} expired after an hour",
         f"RECAPTCHA_SITE_KEY={KEY}",
+        f"ALGOLIA_SEARCH_KEY={HEX32}",
         # Inside a URL or an encrypted envelope, where other rules judge it.
         f"https://auth.example.test/authorize?client_id=web&state={KEY}&scope=openid",
         f"api_key: ENC[AES256_GCM,data:{KEY},iv:{MIXED24}=,type:str]",
