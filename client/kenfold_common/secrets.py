@@ -74,6 +74,9 @@ class _Rule:
     anchor_words: tuple[str, ...] | None = None
     # For a pattern that finds a block rather than the value (a table), where in the block the values are.
     spans: Callable[[re.Match[str]], Iterator[tuple[int, int]]] | None = None
+    # In a reading with lines joined, how long each piece on either side of a join must be: a rule that
+    # judges any run by its context would otherwise read "300" and the next line's "SESSION_CHARS" as one.
+    min_joined_piece: int = 0
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -1299,6 +1302,293 @@ def _is_key_of_an_auth_call(match: re.Match[str]) -> bool:
     return rejected or match["call"].lower() in _SIGN_IN_CALLS
 
 
+# What people write around a key they hand over, in any language: the secret's name, or what is done with
+# it (logging in, authorizing, rotating, revoking, a 401 it caused). A key-shaped value is judged by
+# these words rather than by its own format, which the rules above cannot know for every provider.
+_CONTEXT_ENGLISH_CUES = (
+    *_NEARBY_ENGLISH_NAMES,
+    "passwords", "pass", "creds", "api key", "access key", "private key", "login", "log in", "logon", "sign in",
+    "signin", "authenticate", "authenticates", "authenticated", "authentication", "authorization", "auth",
+    "hardcode", "hardcoded", "revoked", "revoke", "rotate", "rotated", "rotation", "leaked", "unauthorized",
+    "unauthorised", "rejected",
+)  # fmt: skip
+# Other languages' words, which take endings ("Nøkkelen", "klucza", "ключом", "Schlüssels").
+_CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + (
+    "credencial", "credenciales", "credenciais", "credenziali", "identifiants", "zugang", "jetons", "khóa",
+    "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "lozinka", "geslo", "raktas", "slaptažodis", "atslēga",
+    "parole", "võti", "parool", "lykilorð", "парола", "susi", "nenosiri", "ufunguo", "clau", "contrasenya",
+    "טוקן", "توكن", "رمز عبور", "کلید", "توکن", "διακριτικό", "পাসওয়ার্ড", "টোকেন", "கடவுச்சொல்",
+    "సంకేతపదం",
+)  # fmt: skip
+# Scripts written without spaces glue these to the words around them.
+_CONTEXT_UNSPACED_WORDS = (
+    _UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS + ("鍵", "キー", "키", "คีย์", "รหัส")
+)
+
+
+def _longest_first(words: tuple[str, ...]) -> str:
+    return _alternation(tuple(sorted(set(words), key=len, reverse=True)))
+
+
+_CONTEXT_CUE_RE = re.compile(
+    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z])))(?:(?:"
+    + _longest_first(_CONTEXT_ENGLISH_CUES)
+    + r")(?![a-z])|(?:"
+    + _longest_first(_CONTEXT_FOREIGN_CUES)
+    + r")[^\W\d_]{0,4}+(?![^\W\d_]))|\b40[13]\b|(?<=[_.-])(?:sk|pat)(?![A-Za-z0-9])|(?-i:\bPAT\b)|"
+    + _longest_first(_CONTEXT_UNSPACED_WORDS),
+    re.IGNORECASE,
+)
+# What happened to a key, said right after it ("... the other was revoked", "| gh auth login --with-token").
+_CONTEXT_EVENT_AFTER_RE = re.compile(
+    r"\b(?:revoked|rotated|rotate|leaked|compromised|rejected|unauthori[sz]ed)\b|\b40[13]\b",
+    re.IGNORECASE,
+)
+# Words that make a value near a cue something else: the id, digest or public half of a key, a commit, a
+# request, an order ("the key id", "public key", "token count", "commit ... fixes the login").
+_CONTEXT_NOT_SECRET_RE = re.compile(
+    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|ksuid|identifier|trace|traceparent|span|request|req"
+    r"|correlation|commit|commits|sha|sha1|sha256|sha512|md5|hash|hashes|hashed|digest|checksum|integrity|etag"
+    r"|revision|rev|build|release|version|primary|foreign|partition|sort|cache|idempotency|dedup|row|lookup"
+    r"|object|index|cursor|page|event|message|public|publishable|pub|fingerprint|kid|nonce|state|salt|csrf|xsrf"
+    r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
+    r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
+    r"|anon|anonymous|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
+    r"|recv|receive|verify|verification|certificate|cert|ssh|authorized|known)(?![a-z])"
+    # "not secret", "no token needed": the words deny what the cue says.
+    r"|\b(?:not|no|non|isn't|without|never)[\s-]++(?:an?\s++)?(?:secret|token|key|password|credential)",
+    re.IGNORECASE,
+)
+# A comment right after the value that says what it is ("<hex>  # the commit the cache was built from").
+_CONTEXT_NOT_SECRET_AFTER_RE = re.compile(
+    r"^[\s\"'`,;)]*+(?:#|//|--|\()\s*+(?:(?:the|a|an|its|our)\s++)?(?:commit|sha|hash|digest|checksum|fingerprint"
+    r"|id|public|example|placeholder|sample|fake|dummy)\b",
+    re.IGNORECASE,
+)
+# Where a value is a URL's part (judged by the URL rules) or sealed in an encrypted envelope (SOPS' "ENC[").
+_CONTEXT_ENVELOPE_RE = re.compile(r"://|ENC\[|vault:")
+_CUE_RUN_RE = re.compile(r"[A-Za-z0-9+/=]*+")
+_WORD_BEFORE_RE = re.compile(r"[^\W\d_]*+[\s_.-]?$")
+_CONTEXT_SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)")
+_MAX_CONTEXT_BEFORE = 120
+_MAX_WEAK_CONTEXT_GAP = 60
+# Pusher's secrets are 20 hex digits; shorter hex is a short commit or a colour.
+_MIN_CONTEXT_HEX_LENGTH = 20
+_MIN_CONTEXT_JOINED_PIECE = 6
+
+
+def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
+    """The line before the value, the line above it, and whether the value opens its line (a key pasted
+    on a line of its own under "here it is:")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - _MAX_CONTEXT_BEFORE) : start]
+    above = ""
+    if line_start > 0:
+        above_end = line_start - 1
+        while above_end > 0 and text[above_end - 1] in "\r\n \t":
+            above_end -= 1
+        above_start = text.rfind("\n", 0, above_end) + 1
+        above = text[max(above_start, above_end - _MAX_CONTEXT_BEFORE) : above_end]
+    return before, above, before.strip(" \t>*-`'\"#") == ""
+
+
+def _word_cues(text: str) -> list[re.Match[str]]:
+    # A cue inside a random run ("...sWEmj9z7aXS2crVMspbn5+Pwd") is part of another key, not a word.
+    return [
+        cue
+        for cue in _CONTEXT_CUE_RE.finditer(text)
+        if not _looks_random(_cue_run(text, cue.start(), cue.end()))
+    ]
+
+
+def _is_bare_cue(text: str, cue: re.Match[str]) -> bool:
+    """A lone English "token" or "key": under it hex is a commit or a digest as often as a key ("the token
+    is <sha>", "merge key: <sha>"); "AUTH_TOKEN", "the api key" or "la clé" say which key."""
+    start, end = cue.start(), cue.end()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    end = _IDENTIFIER_RUN_RE.match(text, end).end()  # type: ignore[union-attr]
+    if text[start:end].lower().strip("_.-") not in _BARE_CUE_WORDS:
+        return False
+    qualifier = _LAST_WORD_RE.search(text, max(0, start - 16), start)
+    return qualifier is None or qualifier[1].lower() not in _KEY_QUALIFIERS
+
+
+# "secret", "password" and "credential" are not used for ids and digests; "token" and "key" are ("page
+# token", "cache key"), so under them alone hex needs a word that says which key it is.
+_BARE_CUE_WORDS = frozenset({"token", "tokens", "key", "keys"})
+
+
+def _denied_cue(text: str, cue: re.Match[str]) -> bool:
+    """Whether the word right before the cue, or anything between the cue and the value, makes the value an
+    id, digest or public half ("public key", "client token", "the key id", "password_hash", "not secret")."""
+    word_before = _WORD_BEFORE_RE.search(text, max(0, cue.start() - 24), cue.start())
+    # A key named for what it may do or where it is used ("search key", "client key", "cache key") is the
+    # public or non-secret kind, as for a key's name (_WEAK_KEY_NAME_WORDS).
+    weak_key = (
+        cue[0].lower() in ("key", "keys")
+        and word_before is not None
+        and word_before[0].strip(" _.-").lower() in _WEAK_KEY_NAME_WORDS
+    )
+    return bool(
+        weak_key
+        or _CONTEXT_NOT_SECRET_RE.search(text, cue.start())
+        or (word_before and _CONTEXT_NOT_SECRET_RE.search(f"{word_before[0]} {cue[0]}"))
+    )
+
+
+def _context_value_strength(value: str) -> str | None:
+    """How much a value needs its context: "strong" if it looks random on its own, "weak" if it is a key only
+    where the words around it say so (a UUID, hex, one case with digits, a made-up password), else None."""
+    classes = _character_classes(value)
+    if _looks_random(value) or (
+        # Base64 with "=" inside (Adyen's "AQE..." keys) is not a path, though it holds "/".
+        "+" in value
+        and "/" in value
+        and _PATH_WORD_RE.search(value) is None
+        and _looks_random(re.sub(r"[/=]", "", value))
+    ):
+        return "strong"
+    if _UUID_RE.fullmatch(value) or (_PURE_HEX_RE.fullmatch(value) and len(value) >= _MIN_CONTEXT_HEX_LENGTH):
+        return "weak"
+    # One case and digits in one run (Mattermost's 26, Azure DevOps' 52); "OAUTH2_PROVIDER_MODEL" is a name.
+    if classes in ({"lower", "digit"}, {"upper", "digit"}) and len(value) >= 20 and value.isalnum():
+        return "weak" if _shannon_entropy(value) >= _MIN_RANDOM_ENTROPY_BITS else None
+    if _looks_like_password(value) and "digit" in classes and classes & {"lower", "upper"}:
+        return "weak"
+    return None
+
+
+def _is_other_than_a_key(value: str) -> bool:
+    """A key-shaped value that is something else: a placeholder, a name ("ServiceApiKey2"), a public value,
+    a digest, the wire form of an SSH public key ("AAAA..."), base64 of JSON or prose."""
+    if (
+        value.startswith("AAAA")
+        or _PUBLIC_VALUE_RE.match(value)
+        or _DIGEST_RE.match(value)
+        or _word_cues(value)
+        or _is_placeholder(value)
+        or _is_placeholder_body(value)
+    ):
+        return True
+    decoded = _decoded_base64(value) if len(value) % 4 == 0 else None
+    return decoded is not None and (
+        decoded.lstrip()[:1] in ("{", "[", "<")
+        or " " in decoded.strip()
+        # Text in a script without spaces (Japanese, Chinese): letters, not a key's ASCII.
+        or sum(not char.isascii() and char.isalpha() for char in decoded) * 2 > len(decoded)
+    )
+
+
+def _cue_run(text: str, start: int, end: int) -> str:
+    while start > 0 and text[start - 1] in _KEY_RUN_CHARS:
+        start -= 1
+    return text[start : _CUE_RUN_RE.match(text, end).end()]  # type: ignore[union-attr]
+
+
+_KEY_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def _credential_context_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    value = match["token"].rstrip(".!*#$%^&~-")
+    if _is_value_in_credential_context(match.string, match.start("token"), value):
+        yield match.start("token"), match.start("token") + len(value)
+
+
+def _is_value_in_credential_context(text: str, start: int, value: str) -> bool:
+    return (
+        _is_said_to_be_a_key(text, start, value)
+        and not _is_other_than_a_key(value)
+        and not _is_named_as_something_else(text, start, value)
+    )
+
+
+_MAX_WORDS_AFTER_VALUE = 24
+# Words that say a value is an id, a digest or a public half wherever they stand on its line (not the words
+# about placeholders, which a domain such as "acme.example" holds).
+_LINE_NOT_SECRET_RE = re.compile(
+    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|identifier|trace|span|request"
+    r"|correlation|commit|sha|sha1|sha256|sha512|md5|hash|hashes|hashed|digest|checksum|fingerprint|revision"
+    r"|build|primary|foreign|partition|cache|idempotency|dedup|row|index|cursor|event|message|public|publishable"
+    r"|pub|kid|nonce|salt|order|invoice|count|version)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
+    """A value that is a key only by its context (a UUID, hex, one case with digits) whose line says it is
+    something else, anywhere on it and in any language ("clé primaire", "Hash des Passworts", "密钥指纹"), or
+    that right follows a thing with ids ("API key for tenant <uuid>"); digits alone are a number. A value
+    alone on its line is read with the line above, which must be a sentence, not a config key
+    ("trusted_keys:")."""
+    if value.isdigit():
+        return True
+    # Hex of 64 digits looks random on its own, and a digest as well.
+    if _context_value_strength(value) != "weak" and not _is_id_shaped(value):
+        return False
+    if _is_id_shaped(value) and _follows_an_entity(text, start):
+        return True
+    # The line up to the value and a few words after it ("<uuid> (request id)"); what the line says later is
+    # about something else ("..., falling back to anonymous").
+    end = start + len(value)
+    lines = [text[_line_start(text, start) : min(_line_end(text, end), end + _MAX_WORDS_AFTER_VALUE)]]
+    _before, above, opens_line = _context_lines(text, start)
+    if opens_line and above:
+        if " " not in above.strip():
+            return True
+        lines.append(above)
+    return any(
+        _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line) or _LINE_NOT_SECRET_RE.search(line) for line in lines
+    )
+
+
+def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
+    end = start + len(value)
+    # The value's whole run (back to the last space): inside a URL or an envelope it is not judged here.
+    floor = max(0, start - 200)
+    run_start = max(
+        text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
+    )
+    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start):
+        return False
+    strength = _context_value_strength(value)
+    if strength is None:
+        return False
+    after = text[end : end + 100].split("\n", 2)
+    if _CONTEXT_NOT_SECRET_AFTER_RE.search(after[0]):
+        return False
+    before, above, opens_line = _context_lines(text, start)
+    cues = _word_cues(before)
+    if cues:
+        if _denied_cue(before, cues[-1]):
+            return False
+        if strength == "strong":
+            return True
+        # A weak value needs a cue close by in the same sentence; under a bare "key" hex needs another
+        # ("returned 401 for key <hex>").
+        for cue in reversed(cues):
+            gap = before[cue.end() :]
+            if len(gap) > _MAX_WEAK_CONTEXT_GAP or _CONTEXT_SENTENCE_END_RE.search(gap):
+                break
+            if not (_PURE_HEX_RE.fullmatch(value) and _is_bare_cue(before, cue)):
+                return True
+    # A key alone on its line takes its meaning from the line above ("here it is:"); a random one also
+    # from a block's header line ("variable \"api_token\" {" above "default = ...").
+    if not cues and (opens_line or strength == "strong"):
+        above_cues = _word_cues(above)
+        if above_cues and not _denied_cue(above, above_cues[-1]):
+            return True
+    # What is said right after it: "... the other was revoked", "| gh auth login --with-token".
+    following = " ".join(after[:2])[:100]
+    if _CONTEXT_EVENT_AFTER_RE.search(following) and not _CONTEXT_NOT_SECRET_RE.search(before[-24:]):
+        return True
+    if strength == "strong" and not cues:
+        same_line = after[0][:40]
+        later = _word_cues(same_line)
+        return bool(later) and not _CONTEXT_NOT_SECRET_RE.search(same_line, 0, later[0].end())
+    return False
+
+
 _HUAWEI_ACCESS_KEY_RE = re.compile(r"[A-Z0-9]{20}")
 _CODE_BRACKETS_RE = re.compile(r"[{}()\[\]]")
 
@@ -2471,6 +2761,20 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(r"(?<=[A-Za-z0-9])[_.-](?P<body>[A-Za-z0-9][A-Za-z0-9_.-]{29,}+)"),
         accepts=_is_prefixed_random_token,
     ),
+    _Rule(
+        "credential-context",
+        "credential",
+        # Any key-shaped run, judged by the words around it (_is_value_in_credential_context): the last rule,
+        # for what people write when they hand a key over without naming its format.
+        # A name and "=" before it are read as part of its context ("AWS_SESSION_TOKEN=<hex>"). A run that is
+        # not a key is passed over whole: no shorter run inside it is tried again.
+        re.compile(
+            r"(?<![A-Za-z0-9_+/.~$%-])(?>(?:[A-Za-z_][A-Za-z0-9_.-]{0,63}+=)?)"
+            r"(?P<token>[A-Za-z0-9][A-Za-z0-9_+/=.~!*#$%^&-]{15,199}+)"
+        ),
+        spans=_credential_context_spans,
+        min_joined_piece=_MIN_CONTEXT_JOINED_PIECE,
+    ),
 )
 
 
@@ -2587,8 +2891,9 @@ _MIN_JOINED_DIGITS = 2
 _MIN_JOINED_CASE_FLIPS = 3
 _MAX_SINGLE_JOINS = 8
 _JOIN_WINDOW = 250
-# Base64 of a line such as "token=ghp_..." is at least this long; shorter runs are words and ids.
-_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{28,}+={0,2}")
+# Base64 of a 20-character key id ("AKIA...", Huawei's and Alibaba's ids) is 27 characters and its padding;
+# shorter runs are words and ids.
+_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}+={0,2}")
 _MIN_PRINTABLE_SHARE = 0.95
 
 
@@ -2737,6 +3042,11 @@ def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
         starts = [reading.original_span(position, position + 1)[0] for position in positions]
         ends = [reading.original_span(position, position + 1)[1] for position in positions]
         yield _Reading("".join(pieces), starts, ends), joins
+
+
+def _pieces_are_long_enough(rule: _Rule, start: int, end: int, joins: list[int]) -> bool:
+    edges = [start, *joins, end]
+    return all(right - left >= rule.min_joined_piece for left, right in pairwise(edges))
 
 
 def _decoded_base64(run: str) -> str | None:
@@ -2895,7 +3205,8 @@ def find_secrets(text: str) -> list[SecretFinding]:
     if any(mark in reading.text for mark in ("\n", "\\n", "\\r", '" ', "' ")):
         for window, joins in _joined_windows(reading):
             for rule, start, end in _scan(window.text):
-                if any(start < join < end for join in joins):
+                inside = [join for join in joins if start < join < end]
+                if inside and _pieces_are_long_enough(rule, start, end, inside):
                     claims.claim(rule, *window.original_span(start, end), "joined lines")
     if spots := _masked_spots(reading.text):
         masked = list(reading.text)

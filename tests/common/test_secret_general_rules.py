@@ -853,3 +853,79 @@ def test_credentials_in_probed_layouts_are_found_and_redacted(text: str, secret:
 )
 def test_look_alikes_of_the_probed_layouts_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# The credential-context rule: any key-shaped run, judged by the words around it. Found with a cross-probe:
+# every value of each independent part put into the contexts of the others (a value and a context the rules
+# never saw together), which is what the next writer's corpus does.
+MIXED24 = random_run(24)
+LOWER26_B = random_run(26, LOWER_DIGITS)
+HEX20 = random_run(20, "0123456789abcdef")
+WORDY_PASSWORD = "Copper" + "!walnut" + "4412"
+SPLIT_KEY = random_run(36)
+ENCODED_KEY_ID = base64.b64encode(
+    ("AKIA" + random_run(16, string.ascii_uppercase + "234567")).encode()
+).decode()
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A secret's name or what is done with it, in code, prose and chat, in several languages.
+        (f'let key = "{MIXED24}";', MIXED24),
+        (f"la credencial: {KEY}", KEY),
+        (f"Hier der Zugang für das Monitoring: {KEY}", KEY),
+        (f"Voici la clé pour la préprod : {UUID}. Ne la partage pas.", UUID),
+        (f"docker run --rm -e AWS_SESSION_TOKEN={HEX32} -p 8080:8080 app", HEX32),
+        (f'  File "worker.py", line 12, in main\n    authenticate("{KEY}")\nAuthError: rejected', KEY),
+        (f"the build agent authenticates with {KEY} (owner: platform)", KEY),
+        (f"Screenshot (transcribed):\n  Name: ci-bot\n  Token: {UUID}\n  Created: today", UUID),
+        (f"curl -H 'Authorization: Bearer {HEX20}' https://api.example.test/v1/me", HEX20),
+        (f"el password nuevo de staging: {WORDY_PASSWORD}", WORDY_PASSWORD),
+        (f"GH_PAT={LOWER26_B} ./release.sh", LOWER26_B),
+        # The value on a line of its own, under the line that names it or over the line that says it was revoked.
+        (f"new api token for the exporter:\n\n    {LOWER26_B}\n", LOWER26_B),
+        (f"> {KEY}\nthat one was revoked yesterday, use the vault", KEY),
+        (f"echo {KEY} | gh auth login --with-token", KEY),
+        # Split over two lines, as a chat client wraps it.
+        (f"la chiave per il deploy: {SPLIT_KEY[:18]}\n{SPLIT_KEY[18:]}", SPLIT_KEY[:18]),
+        # A 20-character key id base64-encoded: 28 characters with its padding.
+        (f"AWS_ACCESS_KEY_ID={ENCODED_KEY_ID}", ENCODED_KEY_ID[4:20]),
+    ],
+)
+def test_a_key_shaped_value_in_a_credential_context_is_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Ids, digests and public halves named near a secret's name.
+        f"the token's request id is {UUID}",
+        f"API key ID: {HEX32}",
+        f"public key: {KEY}",
+        f"PublicKey = {KEY}=",
+        f"primary key {UUID} was duplicated",
+        f"token: {HEX40}  # the commit the cache was built from",
+        f"the token is {HEX40}",
+        f"gpg --recv-keys {HEX40.upper()}",
+        f"Account SID (not secret, just the account): AC{HEX32}",
+        f"session {MIXED24} expired after an hour",
+        f"RECAPTCHA_SITE_KEY={KEY}",
+        f"ALGOLIA_SEARCH_KEY={HEX32}",
+        # Inside a URL or an encrypted envelope, where other rules judge it.
+        f"https://auth.example.test/authorize?client_id=web&state={KEY}&scope=openid",
+        f"api_key: ENC[AES256_GCM,data:{KEY},iv:{MIXED24}=,type:str]",
+        # Names, not values, next to a secret's name, and lines that only join into a run.
+        "OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = 'oauth2_provider.RefreshToken'",
+        '    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,\n    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,',
+        "JUDGE_MAX_TOKENS = 200\nSESSION_PROMPT_CHARS = 1500\nMIN_DIGEST_CHARS = 40",
+        'dotnet user-secrets set "Movies:ServiceApiKey" "12345"',
+        # Documentation showing a format.
+        f"the docs show a token like 110201543:{KEY[:35]}",
+        "rotate the deploy token every 90 days; the last rotation was 2026-11-02",
+    ],
+)
+def test_look_alikes_of_a_credential_context_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
