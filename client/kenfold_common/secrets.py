@@ -1589,6 +1589,30 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
     return False
 
 
+_APP_PASSWORD_NAME_RE = re.compile(
+    r"(?:pass(?:word|wd)?|pwd|"
+    + _longest_first(_FOREIGN_PASSWORD_WORDS + _UNSPACED_PASSWORD_WORDS)
+    + r")[^\n]{0,40}$",
+    re.IGNORECASE,
+)
+# What says it is an app password rather than words: the kind ("app password", "App-Passwort", "senha de
+# app") or the service it signs in to.
+_APP_PASSWORD_KIND_RE = re.compile(r"app|aplica|applica|anwendung|gmail|google|smtp|imap|mail", re.IGNORECASE)
+
+
+_UNPRONOUNCEABLE_RE = re.compile(r"^[^aeiouy]{4}$|[^aeiouy]{3}")
+
+
+def _is_app_password(match: re.Match[str]) -> bool:
+    line_start = match.string.rfind("\n", 0, match.start()) + 1
+    before = match.string[max(line_start, match.start() - 60) : match.start()]
+    if _APP_PASSWORD_NAME_RE.search(before) is None or _APP_PASSWORD_KIND_RE.search(before) is None:
+        return False
+    # Random letters, not words: some group of four has no vowel or three consonants in a row.
+    letters = match["value"].replace(" ", "")
+    return any(_UNPRONOUNCEABLE_RE.search(letters[i : i + 4]) for i in range(0, 16, 4))
+
+
 _HUAWEI_ACCESS_KEY_RE = re.compile(r"[A-Z0-9]{20}")
 _CODE_BRACKETS_RE = re.compile(r"[{}()\[\]]")
 
@@ -2774,6 +2798,15 @@ _RULES: tuple[_Rule, ...] = (
         ),
         spans=_credential_context_spans,
         min_joined_piece=_MIN_CONTEXT_JOINED_PIECE,
+    ),
+    _Rule(
+        "app-password",
+        "app password",
+        # Google shows an app password as sixteen random lower-case letters in groups of four ("abcd efgh
+        # ijkl mnop"); after a password's name, in any language, that is the password.
+        re.compile(r"(?<![A-Za-z])(?P<value>[a-z]{4}(?: [a-z]{4}){3}|[a-z]{16})(?![A-Za-z])"),
+        accepts=_is_app_password,
+        hint_words=_anchors(("pass", "pwd", *_FOREIGN_PASSWORD_WORDS, *_UNSPACED_PASSWORD_WORDS)),
     ),
 )
 

@@ -863,6 +863,7 @@ LOWER26_B = random_run(26, LOWER_DIGITS)
 HEX20 = random_run(20, "0123456789abcdef")
 WORDY_PASSWORD = "Copper" + "!walnut" + "4412"
 SPLIT_KEY = random_run(36)
+APP_PASSWORD = "qzvd hwbk tnsa plrx"
 ENCODED_KEY_ID = base64.b64encode(
     ("AKIA" + random_run(16, string.ascii_uppercase + "234567")).encode()
 ).decode()
@@ -889,6 +890,9 @@ ENCODED_KEY_ID = base64.b64encode(
         (f"echo {KEY} | gh auth login --with-token", KEY),
         # Split over two lines, as a chat client wraps it.
         (f"la chiave per il deploy: {SPLIT_KEY[:18]}\n{SPLIT_KEY[18:]}", SPLIT_KEY[:18]),
+        # Google's app password: sixteen random letters in groups of four, after a password's name.
+        (f"GMAIL_APP_PASSWORD={APP_PASSWORD}", APP_PASSWORD),
+        (f"Das App-Passwort für SMTP lautet {APP_PASSWORD.replace(' ', '')}", APP_PASSWORD.replace(" ", "")),
         # A 20-character key id base64-encoded: 28 characters with its padding.
         (f"AWS_ACCESS_KEY_ID={ENCODED_KEY_ID}", ENCODED_KEY_ID[4:20]),
     ],
@@ -914,6 +918,9 @@ def test_a_key_shaped_value_in_a_credential_context_is_found_and_redacted(text: 
         f"session {MIXED24} expired after an hour",
         f"RECAPTCHA_SITE_KEY={KEY}",
         f"ALGOLIA_SEARCH_KEY={HEX32}",
+        # Four words after a password's name are words, not an app password.
+        "app password: must have four four four",
+        "mail password: same line from last week",
         # Inside a URL or an encrypted envelope, where other rules judge it.
         f"https://auth.example.test/authorize?client_id=web&state={KEY}&scope=openid",
         f"api_key: ENC[AES256_GCM,data:{KEY},iv:{MIXED24}=,type:str]",
