@@ -42,10 +42,6 @@ from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
 
 MIN_CREDENTIALS_REFUSED = 0.99
 MAX_LOOK_ALIKES_REFUSED = 0.005
-# Parts below issue 37's 99 %, held to today's figure rounded down to the next 0.5 %, as a guard, not a
-# target. The third unseen part (532 of 538): name-only keys base64-encoded alone with no name in sight, and
-# a few forms nobody else writes.
-GUARDED_PARTS = {"third-unseen": 0.985}
 PARTS = {
     "main": main_part,
     "aside": aside_part,
@@ -63,13 +59,13 @@ PARTS = {
     # docs/security.md.
     "independent-dev": dev_part,
     # A second part written the same way; first measured at 93.01 % (docs/security.md), then taught to the
-    # rules: it meets issue 37's targets (1,333 of 1,344, 0 of 768 look-alikes).
+    # rules: it meets issue 37's targets (1,337 of 1,344, 0 of 768 look-alikes).
     "independent-aside": independent_aside_part,
     # A third, first measured at 96.22 % (docs/security.md), then taught to the rules: it meets issue 37's
-    # targets (1,105 of 1,112, 0 of 682 look-alikes).
+    # targets (1,108 of 1,112, 0 of 682 look-alikes).
     "independent-third": independent_third_part,
     # A fourth, first measured at 95.44 % (docs/security.md), then taught to the rules: it meets issue 37's
-    # targets (983 of 987, 0 of 648 look-alikes).
+    # targets (984 of 987, 0 of 648 look-alikes).
     "independent-fourth": independent_fourth_part,
     # A fifth, first measured at 97.31 % (docs/security.md), then taught to the rules: it meets issue 37's
     # targets (1,151 of 1,152, 0 of 696 look-alikes).
@@ -109,18 +105,13 @@ def test_the_set_aside_parts_differ_from_the_main_part(name: str) -> None:
     assert "bidi-control" in {s.disguise for s in aside}
 
 
-@pytest.mark.parametrize("name", [name for name in PARTS if name not in GUARDED_PARTS])
+# Every part meets issue 37's targets today (the third unseen part, 534 of 538, since the rules were
+# generalized after the independent sixth part).
+@pytest.mark.parametrize("name", PARTS)
 def test_at_least_99_percent_of_credentials_are_refused(name: str) -> None:
     credentials = [s for s in part(name) if s.is_credential]
     missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
     assert 1 - len(missed) / len(credentials) >= MIN_CREDENTIALS_REFUSED, missed
-
-
-@pytest.mark.parametrize("name", GUARDED_PARTS)
-def test_the_parts_below_99_percent_do_not_fall_below_todays_figure(name: str) -> None:
-    credentials = [s for s in part(name) if s.is_credential]
-    missed = [f"{s.kind} [{s.disguise}]" for s in credentials if not find_secrets(s.text)]
-    assert 1 - len(missed) / len(credentials) >= GUARDED_PARTS[name], missed
 
 
 @pytest.mark.parametrize("name", PARTS)
