@@ -879,6 +879,7 @@ _NEARBY_ENGLISH_NAMES = (
     "credentials", "creds", "apikey", "bearer", "cookie", "signature",
 )  # fmt: skip
 _NEARBY_NAMES = _alternation(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
+_NEARBY_ANCHORS = _anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS)
 _MIN_NEARBY_ENTROPY_BITS = 4.2
 _MAX_UNQUALIFIED_GAP = 40
 _MIN_UNQUALIFIED_NEARBY_LENGTH = 20
@@ -2621,7 +2622,7 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_value_listed_under_a_name,
-        anchor_words=_anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS),
+        anchor_words=_NEARBY_ANCHORS,
     ),
     _Rule(
         "handed-over",
@@ -2633,19 +2634,7 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         spans=_value_before_name_spans,
-        anchor_words=_anchors(
-            (
-                "password",
-                "passwd",
-                "passphrase",
-                "key",
-                "token",
-                "secret",
-                "credential",
-                *_FOREIGN_PASSWORD_WORDS,
-                *_FOREIGN_SECRET_WORDS,
-            )
-        ),
+        anchor_words=_NEARBY_ANCHORS,
     ),
     _Rule(
         "auth-call",
@@ -2770,7 +2759,7 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         accepts=_is_random_near_a_secret_name,
-        anchor_words=_anchors(_NEARBY_ENGLISH_NAMES + _FOREIGN_NAME_WORDS),
+        anchor_words=_NEARBY_ANCHORS,
     ),
     _Rule(
         "prefixed-token",
@@ -2847,16 +2836,9 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
 
 def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[str] | None]:
     """``rule.pattern.search``, tried only where one of the rule's anchor words starts."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
+    starts = _anchor_starts(text, rule.anchor_words or ())
+    if starts is None:
         return rule.pattern.search
-    words = rule.anchor_words or ()
-    if text.isascii():
-        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
-        starts = sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
-    else:
-        # Other scripts: one alternation, which skips the characters no word starts with.
-        starts = [found.start() for found in _anchor_regex(words).finditer(lowered)]
 
     def search(text: str, position: int) -> re.Match[str] | None:
         for start in starts[bisect_left(starts, position) :]:
@@ -2865,6 +2847,22 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
         return None
 
     return search
+
+
+# Several rules start at the same words (a secret's name in any language): their starts in a text are
+# found once for all of them.
+@lru_cache(maxsize=8)
+def _anchor_starts(text: str, words: tuple[str, ...]) -> tuple[int, ...] | None:
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
+        return None
+    if text.isascii():
+        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
+        return tuple(
+            sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
+        )
+    # Other scripts: one alternation, which skips the characters no word starts with.
+    return tuple(found.start() for found in _anchor_regex(words).finditer(lowered))
 
 
 @cache
