@@ -1050,7 +1050,7 @@ _KEY_COMBINATION_WORDS = ("ctrl", "alt+", "shift", "cmd", "option+")
 
 
 def _is_handed_password(value: str) -> bool:
-    """Words, a symbol and digits ("Lantern!cactus8575", "pepper.Maple.Lantern8752%"), as people make
+    """Words, a symbol and digits ("<Word>!<word><digits>", "<word>.<Word>.<Word><digits>%"), as people make
     passwords; not an address, a path or a key combination ("Ctrl+Alt+F12")."""
     lowered = value.lower()
     return (
@@ -2754,7 +2754,7 @@ _RULES: tuple[_Rule, ...] = (
             # part and redacted whole.
             r"(?<![A-Za-z0-9+/=_.~-])(?P<value>[A-Za-z0-9+/=_~-]{20,}+(?:\.[A-Za-z0-9]{8,}+(?![.A-Za-z0-9]))?"
             r"|(?=[A-Za-z+/=_~-]{0,18}[0-9])[A-Za-z0-9+/=_~-]{12,19}+(?![A-Za-z0-9+/=_~-])"
-            # A password with a symbol ("Lantern!cactus8575"), judged only where the text declares it.
+            # A password with a symbol ("<Word>!<word><digits>"), judged only where the text declares it.
             r"|(?=[A-Za-z0-9.+=_~-]{0,40}[!#$%&*@^])[A-Za-z0-9!#$%&*@^+=_~.-]{8,64}+(?!:))",
             re.IGNORECASE,
         ),
