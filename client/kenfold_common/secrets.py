@@ -898,7 +898,7 @@ _NOT_SECRET_WORDS_ELSEWHERE_RE = re.compile(
     r"|commande|ordine|zamówieni|заказ|sipariş|auftrag|bestellung|bestelling|objedn|hachage|хеш|хэш|контрольн"
     r"|versi[oó]n|версия|sürüm)"
     r"|指纹|指紋|フィンガープリント|公開|公钥|公鑰|ハッシュ|哈希|散列|校验|識別|识别|주문|해시|공개|지문|注文|订单|訂單"
-    r"|커밋|コミット|提交|버전|バージョン|版本",
+    r"|커밋|コミット|提交|버전|バージョン|版本|编号|編號|番号|번호|序号|序號|号码|號碼|标识|標識|識別子|식별자",
     re.IGNORECASE,
 )
 
