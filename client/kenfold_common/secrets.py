@@ -2640,7 +2640,8 @@ _RULES: tuple[_Rule, ...] = (
         "auth-call",
         "credential passed to a sign-in call",
         re.compile(
-            r"(?P<call>log_?in|sign_?in|authenticate|authori[sz]e|auth|connect|client)"
+            # A sign-in name starts a word ("oauth(" is not "auth("); "PaymentClient(" builds a client.
+            r"(?P<call>(?<![A-Za-z0-9])(?:log_?in|sign_?in|authenticate|authori[sz]e|auth)|connect|client)"
             r"\s*+\(\s*+(?:[^()\n]{0,80}?,\s*+)?(?:(?P<keyword>[A-Za-z_][A-Za-z0-9_]*+)\s*+=\s*+)?"
             r"[\"'](?P<value>[^\"'\s]{16,300}+)[\"']",
             re.IGNORECASE,

@@ -794,6 +794,7 @@ THIRD_BATCH_LOOK_ALIKES = [
     f'oauth("client_credentials", scope="{random_run(12, string.ascii_lowercase)}")',
     f'login(user="{random_run(12, string.ascii_lowercase)}", tenant="{UUID4}")',
     f'connect("{HEX40_B}")  # the peer id, see the routing table',
+    f'provider = oauth("{MIXED36}")',
     # A UUID or hex a few words after a credential's name that names something else.
     f"API key for tenant {UUID4}",
     f"the token of workspace {UUID4}",
