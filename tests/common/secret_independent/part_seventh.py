@@ -2167,6 +2167,19 @@ LINE_CONTEXTS: tuple[str, ...] = (
     "SET @{nl} = '{v}';",
     "source .venv/bin/activate && {n}='{v}' pytest tests/integration -k smoke",
     "echo '{v}' > ~/.config/acme/{nl} && chmod 600 ~/.config/acme/{nl}",
+    'Exception in thread "main" com.acme.client.AuthException: 401 from https://{host}/v2 (credential={v})\n\tat com.acme.client.Http.send(Http.java:212)\n\tat com.acme.sync.Main.main(Main.java:41)',
+    "AxiosError: Request failed with status code 403\n    at settle (node_modules/axios/lib/core/settle.js:19:12)\n  config: {{\n    headers: {{ Authorization: 'Bearer {v}', 'User-Agent': 'axios/1.7.7' }}\n  }}",
+    "thread 'main' panicked at src/main.rs:48:10:\ncalled `Result::unwrap()` on an `Err` value: Unauthorized {{ {nl}: \"{v}\" }}",
+    'time="{date}T{time}Z" level=error msg="upstream rejected credentials" {nl}={v} retry=3',
+    "+ curl -fsS -H 'Authorization: token {v}' https://{host}/api/v1/health\ncurl: (22) The requested URL returned error: 401",
+    '$ docker inspect worker --format \'{{{{json .Config.Env}}}}\'\n["PATH=/usr/local/bin:/usr/bin","{n}={vj}","LANG=C.UTF-8"]',
+    "$ ps aux | grep sync\nsvc      41822  2.1  0.4 812344 66120 ?  Sl  09:12  0:41 /opt/sync/bin/sync --{nl}={v} --interval 60",
+    '  # module.integrations.acme_connection.this will be created\n  + resource "acme_connection" "this" {{\n      + name     = "{env}"\n      + {nl}  = "{v}"\n    }}',
+    "name,environment,credential,owner\ningest,{env},{v},{who}\nsearch,prod,(vault),platform",
+    "{date}T{time} {host} sync[1822]: starting with {n}={v}",
+    "@{who} the tests fail on CI because the secret expired, I put a fresh one in my fork for now: {v}",
+    "Q: why does the bot not answer?\nA: its {nl} was wrong. Fixed: {v}",
+    "> print(os.environ['{n}'])\n{v}",
 )
 
 # Chat and notes with no variable name next to the value, in the languages teams write in.
@@ -2201,6 +2214,16 @@ CHAT_CONTEXTS: tuple[str, ...] = (
     "note to self: {v}",
     "{v}",
     "tried {v} but got 403, maybe wrong scope?",
+    "Uite cheia nouă pentru mediul de test: {v}",
+    "Itt az új kulcs az éles rendszerhez: {v} ne add tovább",
+    "Tässä uusi avain tuotantoon: {v}",
+    "Her er den nye nøgle til staging: {v}",
+    "Narito ang bagong token para sa production: {v} huwag ipamigay",
+    "প্রোডাকশনের নতুন টোকেন: {v} কাউকে দিও না",
+    "புதிய API சாவி: {v} யாருக்கும் அனுப்ப வேண்டாம்",
+    "Mpya kutoka kwa mteja, tumia hii kwa majaribio tu:\n{v}",
+    "{who}: 👉 {v} 👈 don't lose it this time",
+    "new key (the old one leaked in the screenshot): {v}",
 )
 
 # Several-line credentials (PEM keys, JSON key files).
@@ -2310,7 +2333,7 @@ BIDI = (
 )
 BIDI += ("\u061c",)
 # How a token breaks across lines: a terminal wrap, a shell continuation, an editor's indentation.
-LINE_BREAKS = ("\n", "\\\n    ", "\n  ", "\r\n", " \\\n", "\n\t")
+LINE_BREAKS = ("\n", "\\\n    ", "\n  ", "\r\n", " \\\n", "\n\t", "\n> ")
 
 
 def secret_span(c: Cred) -> tuple[int, int]:
@@ -2358,6 +2381,13 @@ class Drawn:
     secret: str
 
 
+LINE_CONTEXTS_WITHOUT_HEADERS = tuple(
+    t
+    for t in LINE_CONTEXTS
+    if not any(h in t for h in ("Bearer", "Authorization", "Api-Key", "WithToken", "Log in with"))
+)
+
+
 def pick_context(c: Cred, r: random.Random) -> tuple[str, bool]:
     """A context template and whether it writes braces doubled."""
     roll = r.random()
@@ -2366,7 +2396,9 @@ def pick_context(c: Cred, r: random.Random) -> tuple[str, bool]:
     if c.block:
         return r.choice(BLOCK_CONTEXTS), True
     if roll < 0.55:
-        return r.choice(LINE_CONTEXTS), True
+        # A connection string or a password with spaces is never sent as a bearer token or an API-key header.
+        structured = c.text != c.token or " " in c.text
+        return r.choice(LINE_CONTEXTS_WITHOUT_HEADERS if structured else LINE_CONTEXTS), True
     return r.choice(CHAT_CONTEXTS), True
 
 
@@ -2593,6 +2625,11 @@ def aws_documented_examples(r: random.Random) -> str:
         f"From the AWS docs:\n[default]\naws_access_key_id = {key_id}\naws_secret_access_key = {secret}",
         f"moto test fixture uses the doc keys: AWS_ACCESS_KEY_ID={key_id} AWS_SECRET_ACCESS_KEY={secret}",
         f"The example key pair in the IAM guide is {key_id} / {secret}; ours are in SSM.",
+        f"creds = botocore.credentials.Credentials('{key_id}', '{secret}')  # doc values for the signer test",
+        f"| Access key ID | {key_id} |\n| Secret access key | {secret} |\n(example values from the IAM user guide)",
+        f"localstack doesn't check keys, the docs use: aws configure set aws_access_key_id {key_id}",
+        f"SigV4 walkthrough: kSecret = 'AWS4' + '{secret}'; kDate = HMAC(kSecret, '20150830')",
+        f"grep -rn '{key_id}' docs/  # the placeholder from AWS docs shows up in 14 files",
     )
 
 
@@ -2616,6 +2653,19 @@ def documented_placeholders(r: random.Random) -> str:
         "HF_TOKEN=hf_********************************",
         "password: <REDACTED>",
         "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DBNAME",
+        # Telegram Bot API docs print this example token.
+        "Bot API example: https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/getMe",
+        # Slack's incoming-webhook docs use this all-zero URL.
+        "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "TWILIO_ACCOUNT_SID=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "curl --header 'PRIVATE-TOKEN: glpat-xxxxxxxxxxxxxxxxxxxx' https://gitlab.example.com/api/v4/user",
+        "DD_API_KEY=<DATADOG_API_KEY> DD_SITE=datadoghq.com",
+        "Authorization: Bearer <token>",
+        "SENDGRID_API_KEY='YOUR_API_KEY'",
+        "export AWS_SECRET_ACCESS_KEY=<secret-access-key>",
+        "//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+        'client = OpenAI(api_key="sk-...")  # paste your key',
+        "STRIPE_WEBHOOK_SECRET=whsec_...",
     )
 
 
@@ -2672,6 +2722,11 @@ def ordinary_base64(r: random.Random) -> str:
         "Meeting notes: migrate search to the new index on Thursday.",
         "hello from the integration test, nothing to see here",
         '{"alg":"none","note":"public metadata only","version":3}',
+        "Quarterly report: revenue up 4 %, churn flat, two new regions.",
+        '{"type":"page_view","path":"/pricing","referrer":"newsletter"}',
+        "The quick brown fox jumps over the lazy dog",
+        "user-agent=Mozilla/5.0 (X11; Linux x86_64) Firefox/131.0",
+        '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><circle r="8"/></svg>',
     )
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(r.getrandbits(8) for _ in range(60))
     return _pick(
@@ -2764,6 +2819,18 @@ def prose_about_secrets(r: random.Random) -> str:
         "Password policy: at least 14 characters, no reuse of the last 5 passwords.",
         "Las claves secretas se guardan en el gestor de secretos; el .env solo tiene referencias.",
         "The session secret is generated at first start and kept in the data directory (0600).",
+        "Reminder: the Slack bot token expires with the app reinstall; ask #platform for a new one.",
+        "Os tokens de acesso pessoais expiram em 30 dias; gere um novo no GitLab quando o CI falhar.",
+        "Il token di deploy va rigenerato dopo ogni uscita dal team.",
+        "Токен бота хранится в Vault, в коде только ссылка на него.",
+        "密钥每季度轮换一次，旧密钥保留七天后删除。",
+        "We found an AWS key in a public gist last year; since then pre-commit runs a secret scan.",
+        "The OAuth client secret was rotated on 2026-10-01; the old one stops working on 2026-10-08.",
+        "Never log the Authorization header; the middleware masks it as 'Bearer ***'.",
+        "npm publish uses a granular access token scoped to @acme, kept in the CI secret store.",
+        "Service account keys are disabled by org policy; use workload identity federation.",
+        "Le mot de passe administrateur est dans le coffre KeePass de l'équipe, pas dans ce wiki.",
+        "Die API-Schlüssel der Partner liegen verschlüsselt in der Datenbank (AES-GCM, Schlüssel im KMS).",
     )
 
 
@@ -2927,6 +2994,28 @@ def lockfile_and_build_ids(r: random.Random) -> str:
     )
 
 
+def pagination_cursors(r: random.Random) -> str:
+    # Slack's and Stripe's documented pagination cursors: opaque, base64-looking, and not secret.
+    cursor = b64(f"user:U0{_h(r, UPPER_ALNUM, 9)}")
+    return _pick(
+        r,
+        f'"response_metadata": {{"next_cursor": "{cursor}"}}',
+        f"GET /api/conversations.list?limit=200&cursor={cursor}",
+        f"starting_after=cus_{_h(r, ALNUM, 14)}&limit=100 (has_more: true)",
+        f"next page token: {b64url(json.dumps({'offset': r.randint(100, 9000), 'sort': 'created'}))}",
+    )
+
+
+def jwks_public(r: random.Random) -> str:
+    # A JWKS document holds public keys (n, e): published at /.well-known/jwks.json.
+    n = b64url(bytes(r.getrandbits(8) for _ in range(256)))
+    return _pick(
+        r,
+        f'{{"keys": [{{"kty": "RSA", "use": "sig", "kid": "{_h(r, B64URL, 43)}", "alg": "RS256", "n": "{n}", "e": "AQAB"}}]}}',
+        f"The public signing key's kid is {_h(r, HEX, 40)}; fetch it from /.well-known/jwks.json.",
+    )
+
+
 def version_and_order_numbers(r: random.Random) -> str:
     return _pick(
         r,
@@ -2976,6 +3065,8 @@ LOOKALIKE_KINDS: tuple[tuple[str, Callable[[random.Random], str]], ...] = (
     ("twilio_account_sid", twilio_account_sid),
     ("lockfile_and_build_id", lockfile_and_build_ids),
     ("order_and_version_number", version_and_order_numbers),
+    ("pagination_cursor", pagination_cursors),
+    ("jwks_public_key", jwks_public),
 )
 
 SAMPLES_PER_CREDENTIAL_KIND = 9
@@ -3000,10 +3091,20 @@ def seventh_part_with_plain_texts(seed: int = SEED) -> list[tuple[Sample, str]]:
                 secret=drawn.secret,
             )
             out.append((sample, drawn.plain))
+    seen: set[str] = set()
     for name, make in LOOKALIKE_KINDS:
-        for _ in range(SAMPLES_PER_LOOKALIKE_KIND):
+        # Distinct texts, so no look-alike weighs twice in the false-positive rate; kinds with few documented
+        # values (the AWS example keys) may end with fewer.
+        kept = 0
+        for _ in range(SAMPLES_PER_LOOKALIKE_KIND * 5):
             text = make(r)
+            if text in seen:
+                continue
+            seen.add(text)
             out.append((Sample(kind=name, group=LOOKALIKE_GROUP, text=text), text))
+            kept += 1
+            if kept == SAMPLES_PER_LOOKALIKE_KIND:
+                break
     return out
 
 

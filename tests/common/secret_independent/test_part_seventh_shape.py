@@ -57,6 +57,12 @@ def test_at_least_six_hundred_lookalikes_of_twenty_five_kinds_with_no_secret_or_
     assert len({sample.kind for sample in LOOKALIKES}) >= 25
     assert all(sample.secret == "" and sample.disguise == "" for sample in LOOKALIKES)
     assert not {sample.kind for sample in LOOKALIKES} & {sample.kind for sample, _ in CREDENTIALS}
+    assert min(Counter(sample.kind for sample in LOOKALIKES).values()) >= 8
+
+
+def test_no_text_appears_twice():
+    texts = [sample.text for sample, _ in CORPUS]
+    assert len(set(texts)) == len(texts)
 
 
 def test_the_same_seed_gives_the_same_corpus_and_another_seed_another():
