@@ -2413,6 +2413,9 @@ def draw_credential(kind: CredentialKind, disguise: str, r: random.Random) -> Dr
     a, b = secret_span(c)
     secret = c.text[a:b]
     template, doubled = pick_context(c, r)
+    while disguise == "split" and "{vj}" in template:
+        # A JSON string would carry the break escaped (a backslash and an n): no line break any more.
+        template, doubled = pick_context(c, r)
     raw = c.text
     decoded_is_plain = False
     if disguise in ("plain", "placeholder_word"):
