@@ -235,8 +235,8 @@ def ec_private_key(g: Gen) -> Cred:
     text, line = pem(g, "EC PRIVATE KEY", "MHcCAQEEI", 224)
     return cred(
         text,
-        "APNS_SIGNING_KEY",
-        f"apple push key (AuthKey_{g.p(UPPER_ALNUM, 10)}.p8 contents):\n{{v}}",
+        "JWT_SIGNING_KEY",
+        f"ES256 signing key for the token service (es256-{g.p(LOWER_ALNUM, 6)}.pem):\n{{v}}",
         token=line,
         block=True,
     )
