@@ -169,6 +169,8 @@ def _is_placeholder(value: str) -> bool:
         or _PERCENT_PLACEHOLDER_RE.match(value) is not None
         or any(_has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
         or len(set(value.removeprefix("0x")) - set("-_.")) == 1
+        # AWS's documentation ends its example secret keys so ("...bPxRfiCYEXAMPLEKEY").
+        or value.endswith("EXAMPLEKEY")
     )
 
 
@@ -319,18 +321,17 @@ def _is_url_password(match: re.Match[str]) -> bool:
     return len(password) >= 8 or any(char.isdigit() or char in _URL_PASSWORD_SYMBOLS for char in password)
 
 
+# Sentry documents a DSN's key as safe to keep public: it only lets a client send events.
+_SENTRY_HOST_RE = re.compile(r"@(?:o\d++\.)?(?:ingest\.)?(?:[a-z]{2}\.)?sentry\.io\b", re.IGNORECASE)
+
+
+def _is_sentry_dsn(match: re.Match[str]) -> bool:
+    return _SENTRY_HOST_RE.match(match.string, match.end("value")) is not None
+
+
 def _is_random_non_placeholder(match: re.Match[str]) -> bool:
     value = match["value"]
     return not _is_placeholder(value) and _looks_random(value)
-
-
-_CLIENT_DSN_RE = re.compile(r"\bdsn[\"']?\s*+:\s*+[\"'`]$")
-
-
-def _is_client_side_dsn(match: re.Match[str]) -> bool:
-    # Sentry documents the DSN as safe to ship in browser and mobile code, where an SDK's init options hold
-    # it ("Sentry.init({ dsn: '...' })"); in a server's environment (SENTRY_DSN=...) it is kept as a secret.
-    return _CLIENT_DSN_RE.search(match.string, max(0, match.start() - 12), match.start()) is not None
 
 
 def _is_key_shaped(value: str) -> bool:
@@ -698,6 +699,10 @@ def _is_assigned_secret(match: re.Match[str]) -> bool:
 def _is_assigned_value(match: re.Match[str], value: str) -> bool:
     if _is_placeholder(value) or _PUBLIC_VALUE_RE.match(value) or _DIGEST_RE.match(value):
         return False
+    # "NAME=value" after a name is the next assignment ("DD_API_KEY=<key> DD_SITE=..."); a bare "token"
+    # named for a listing's place is a cursor ("next page token: eyJvZmZzZXQiOi...").
+    if _ASSIGNMENT_VALUE_RE.match(value) or (_is_bare_name(match["name"]) and _names_a_cursor(match)):
+        return False
     if match.groupdict().get("random") is not None:
         return _is_random_under_access_name(match, value)
     if match["weak"] is not None:
@@ -736,6 +741,20 @@ def _is_assigned_value(match: re.Match[str], value: str) -> bool:
         match["separator"].strip() != "" or match["name"].startswith("-") or keyword or netrc is not None
     )
     return match["password"] is not None and assigned and _looks_like_password(value)
+
+
+_ASSIGNMENT_VALUE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+=[^=]")
+
+
+def _names_a_cursor(match: re.Match[str]) -> bool:
+    """ "next page token", "continuation token", "sync token": a place in a listing, not access."""
+    word = _LAST_WORD_RE.search(match.string, max(0, match.start("name") - 16), match.start("name"))
+    return word is not None and word[1].lower() in _CURSOR_WORDS
+
+
+_CURSOR_WORDS = frozenset(
+    {"page", "paging", "pagination", "cursor", "continuation", "sync", "resume", "next"}
+)
 
 
 # Prefixed tokens count only at the start of a word, so "task-queue-restart-2024-11-30" is not an "sk-" key.
@@ -1112,9 +1131,12 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
     identifier, after = text[start:end], text[match.end("name") : end]
     name = match["name"].lower()
     before = text[max(0, start - 12) : start].lower()
+    word_before = _LAST_WORD_RE.search(text, max(0, start - 16), start)
     if (
         {word.lower() for word in _NAME_WORD_RE.findall(after)} & _NOT_SECRET_SUFFIX_WORDS
         or (name in ("key", "keys") and _is_weak_key_name(identifier))
+        # "the same idempotency key", "dedupe key for the outbox": a key for what is not access.
+        or (name in ("key", "keys") and word_before is not None and _is_weak_key_name(word_before[1]))
         or {word.lower() for word in _NAME_WORD_RE.findall(identifier)} & _KEY_OPERATION_WORDS
         or _NEARBY_NOT_SECRET_RE.search(match["gap"])
         or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(match["gap"])
@@ -1319,7 +1341,7 @@ _CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + (
     "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "lozinka", "geslo", "raktas", "slaptažodis", "atslēga",
     "parole", "võti", "parool", "lykilorð", "парола", "susi", "nenosiri", "ufunguo", "clau", "contrasenya",
     "טוקן", "توكن", "رمز عبور", "کلید", "توکن", "διακριτικό", "পাসওয়ার্ড", "টোকেন", "கடவுச்சொல்",
-    "సంకేతపదం",
+    "సంకేతపదం", "சாவி", "கடவுச்சொல்",
 )  # fmt: skip
 # Scripts written without spaces glue these to the words around them.
 _CONTEXT_UNSPACED_WORDS = (
@@ -1355,7 +1377,7 @@ _CONTEXT_NOT_SECRET_RE = re.compile(
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
     r"|anon|anonymous|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
-    r"|recv|receive|verify|verification|certificate|cert|ssh|authorized|known)(?![a-z])"
+    r"|recv|receive|verify|verification|certificate|cert|ssh|authorized|known|usage)(?![a-z])"
     # "not secret", "no token needed": the words deny what the cue says.
     r"|\b(?:not|no|non|isn't|without|never)[\s-]++(?:an?\s++)?(?:secret|token|key|password|credential)",
     re.IGNORECASE,
@@ -1370,12 +1392,16 @@ _CONTEXT_NOT_SECRET_AFTER_RE = re.compile(
 _CONTEXT_ENVELOPE_RE = re.compile(r"://|ENC\[|vault:")
 _CUE_RUN_RE = re.compile(r"[A-Za-z0-9+/=]*+")
 _WORD_BEFORE_RE = re.compile(r"[^\W\d_]*+[\s_.-]?$")
+_CLAUSE_END_RE = re.compile(r"[;,.!?。！？]")
 _CONTEXT_SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)")
 _MAX_CONTEXT_BEFORE = 120
 _MAX_WEAK_CONTEXT_GAP = 60
 # Pusher's secrets are 20 hex digits; shorter hex is a short commit or a colour.
 _MIN_CONTEXT_HEX_LENGTH = 20
 _MIN_CONTEXT_JOINED_PIECE = 6
+_SDK_CALL_RE = re.compile(r"(?:Client|client|\.init|\.configure|\.setup)[A-Za-z0-9_]*+\(\s*+[\"'`]$")
+_DASHED_HEX_RE = re.compile(r"[0-9a-fA-F]{8,}+(?:-[0-9a-fA-F]{4,}+)++")
+_MIN_DASHED_HEX_DIGITS = 32
 
 
 def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
@@ -1450,7 +1476,12 @@ def _context_value_strength(value: str) -> str | None:
         and _looks_random(re.sub(r"[/=]", "", value))
     ):
         return "strong"
-    if _UUID_RE.fullmatch(value) or (_PURE_HEX_RE.fullmatch(value) and len(value) >= _MIN_CONTEXT_HEX_LENGTH):
+    if (
+        _UUID_RE.fullmatch(value)
+        or (_PURE_HEX_RE.fullmatch(value) and len(value) >= _MIN_CONTEXT_HEX_LENGTH)
+        # Hex in dashed groups that is not a UUID (Mailgun's "<32 hex>-<8 hex>-<8 hex>").
+        or (_DASHED_HEX_RE.fullmatch(value) and len(value.replace("-", "")) >= _MIN_DASHED_HEX_DIGITS)
+    ):
         return "weak"
     # One case and digits in one run (Mattermost's 26, Azure DevOps' 52); "OAUTH2_PROVIDER_MODEL" is a name.
     if classes in ({"lower", "digit"}, {"upper", "digit"}) and len(value) >= 20 and value.isalnum():
@@ -1550,7 +1581,10 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
     run_start = max(
         text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
     )
-    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start):
+    # "SHA256:<base64>" is a digest or a fingerprint whatever the line says.
+    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start) or _DIGEST_RE.search(
+        text, max(run_start, floor), end
+    ):
         return False
     strength = _context_value_strength(value)
     if strength is None:
@@ -1559,6 +1593,10 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
     if _CONTEXT_NOT_SECRET_AFTER_RE.search(after[0]):
         return False
     before, above, opens_line = _context_lines(text, start)
+    # A random string as an SDK client's first argument ("cohere.ClientV2('<key>')", "rollbar.init('<key>'")
+    # is its key.
+    if strength == "strong" and _SDK_CALL_RE.search(before):
+        return True
     cues = _word_cues(before)
     if cues:
         if _denied_cue(before, cues[-1]):
@@ -1584,9 +1622,14 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
     if _CONTEXT_EVENT_AFTER_RE.search(following) and not _CONTEXT_NOT_SECRET_RE.search(before[-24:]):
         return True
     if strength == "strong" and not cues:
+        # A name right after it in the same clause ("<key> | gh auth login --with-token"), not in the next.
         same_line = after[0][:40]
         later = _word_cues(same_line)
-        return bool(later) and not _CONTEXT_NOT_SECRET_RE.search(same_line, 0, later[0].end())
+        return (
+            bool(later)
+            and not _CONTEXT_NOT_SECRET_RE.search(same_line, 0, later[0].end())
+            and not _CLAUSE_END_RE.search(same_line, 0, later[0].start())
+        )
     return False
 
 
@@ -1607,7 +1650,12 @@ _UNPRONOUNCEABLE_RE = re.compile(r"^[^aeiouy]{4}$|[^aeiouy]{3}")
 def _is_app_password(match: re.Match[str]) -> bool:
     line_start = match.string.rfind("\n", 0, match.start()) + 1
     before = match.string[max(line_start, match.start() - 60) : match.start()]
-    if _APP_PASSWORD_NAME_RE.search(before) is None or _APP_PASSWORD_KIND_RE.search(before) is None:
+    named = (
+        _APP_PASSWORD_NAME_RE.search(before) is not None and _APP_PASSWORD_KIND_RE.search(before) is not None
+    )
+    # In groups of four, the form is Google's own: any word for a credential before it will do ("la cheia
+    # nouă: abcd efgh ijkl mnop").
+    if not named and not (" " in match["value"] and _word_cues(before)):
         return False
     # Random letters, not words: some group of four has no vowel or three consonants in a row.
     letters = match["value"].replace(" ", "")
@@ -2318,13 +2366,6 @@ _RULES: tuple[_Rule, ...] = (
         accepts=lambda match: _is_real_token(match) and not _is_public_jwt(match["body"]),
     ),
     _Rule(
-        "sentry-dsn",
-        "Sentry DSN key",
-        # The key is the DSN's user name (32 hex digits), with no password after it.
-        re.compile(r"https?://(?P<value>[0-9a-f]{32})@", re.IGNORECASE),
-        accepts=lambda match: _is_real_key(match) and not _is_client_side_dsn(match),
-    ),
-    _Rule(
         "url-credentials",
         "password in a URL",
         # The user may be empty: redis://:password@host is the usual Redis form.
@@ -2336,7 +2377,7 @@ _RULES: tuple[_Rule, ...] = (
         "token in a URL",
         # A token as the URL's user name, with no password (https://<token>@github.com/...).
         re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<value>[A-Za-z0-9_~.-]{20,})@"),
-        accepts=_is_random_non_placeholder,
+        accepts=lambda match: _is_random_non_placeholder(match) and not _is_sentry_dsn(match),
         hint="@",
     ),
     _Rule(
@@ -2796,7 +2837,7 @@ _RULES: tuple[_Rule, ...] = (
         # ijkl mnop"); after a password's name, in any language, that is the password.
         re.compile(r"(?<![A-Za-z])(?P<value>[a-z]{4}(?: [a-z]{4}){3}|[a-z]{16})(?![A-Za-z])"),
         accepts=_is_app_password,
-        hint_words=_anchors(("pass", "pwd", *_FOREIGN_PASSWORD_WORDS, *_UNSPACED_PASSWORD_WORDS)),
+        hint_pattern=re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}|[a-z]{16}"),
     ),
 )
 
@@ -2912,7 +2953,8 @@ _TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
 # the pieces together look like a token, as at a bare line break: shell lines end so between arguments.
 _LINE_BREAK_IN_TOKEN_RE = re.compile(
     f"(?<=[{_TOKEN_CHARS}])(?:(?P<continued>\\\\?)\r?\n|[ \t]++\\\\\r?\n|(?:\\\\[rn]){{1,2}}|(?P<quote>[\"'])[ \t]*+\\+?[ \t]*+(?P=quote))"
-    f"[ \t]*(?=[{_TOKEN_CHARS}])"
+    # A reply quotes the rest of a wrapped line with "> " ("...b25189b89614f1ae55\n> 276ede0c...").
+    f"[ \t]*(?:>[ \t]?)*(?=[{_TOKEN_CHARS}])"
 )
 _TOKEN_RUN_BEFORE_RE = re.compile(f"[{_TOKEN_CHARS}]*+$")
 _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")

@@ -35,7 +35,7 @@ from tests.common.secret_world.more_formats import MORE_KINDS
 from tests.common.secret_world.second_unseen import SECOND_DISGUISES, is_new_kind, second_unseen_part
 from tests.common.secret_world.seventh_unseen import SEVENTH_DISGUISES, seventh_unseen_part
 from tests.common.secret_world.sixth_unseen import SIXTH_DISGUISES, sixth_unseen_part
-from tests.common.secret_world.texts import Sample
+from tests.common.secret_world.texts import PUBLIC_KINDS, Sample
 from tests.common.secret_world.third_formats import THIRD_KINDS
 from tests.common.secret_world.third_unseen import THIRD_DISGUISES, is_third_kind, third_unseen_part
 from tests.common.secret_world.unseen import UNSEEN_DISGUISES, unseen_part
@@ -91,7 +91,9 @@ def test_the_corpus_covers_the_documented_formats_of_every_kind_of_provider() ->
     }  # fmt: skip
     for name in ("main", "aside", "fresh-aside", "held-out", "unseen"):
         samples = part(name)
-        assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
+        assert {s.kind for s in samples if s.is_credential} == {
+            kind.name for kind in KINDS
+        } - PUBLIC_KINDS - PUBLIC_KINDS
         disguises = {s.disguise for s in samples if s.is_credential}
         assert {"plain", "zero-width", "fullwidth", "base64-encoded", "split-line"} <= disguises
         assert disguises & {"url-encoded", "percent-encoded"}
@@ -140,7 +142,7 @@ def texts_before(name: str) -> set[str]:
 
 def test_the_unseen_part_covers_every_kind_and_disguise_and_shares_no_text_with_the_other_parts() -> None:
     samples = part("unseen")
-    assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS}
+    assert {s.kind for s in samples if s.is_credential} == {kind.name for kind in KINDS} - PUBLIC_KINDS
     assert {s.disguise for s in samples if s.is_credential} == set(UNSEEN_DISGUISES)
     assert len([s for s in samples if s.is_credential]) >= 500
     assert len([s for s in samples if not s.is_credential]) >= 450
@@ -152,7 +154,7 @@ def test_the_second_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_p
     new_kinds = {s.kind for s in credentials if is_new_kind(s)}
     assert len(new_kinds) == len(MORE_KINDS) >= 40
     assert not new_kinds & {kind.name for kind in KINDS}
-    assert {s.kind for s in credentials} - new_kinds == {kind.name for kind in KINDS}
+    assert {s.kind for s in credentials} - new_kinds == {kind.name for kind in KINDS} - PUBLIC_KINDS
     assert {s.disguise for s in credentials} == set(SECOND_DISGUISES)
     assert len(credentials) >= 500
     assert len([s for s in part("second-unseen") if not s.is_credential]) >= 500
@@ -164,7 +166,9 @@ def test_the_third_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_pa
     third_kinds = {s.kind for s in credentials if is_third_kind(s)}
     assert len(third_kinds) == len(THIRD_KINDS) >= 40
     assert not third_kinds & {kind.name for kind in (*KINDS, *MORE_KINDS)}
-    assert {s.kind for s in credentials} - third_kinds == {kind.name for kind in (*KINDS, *MORE_KINDS)}
+    assert {s.kind for s in credentials} - third_kinds == {
+        kind.name for kind in (*KINDS, *MORE_KINDS)
+    } - PUBLIC_KINDS
     assert {s.disguise for s in credentials} == set(THIRD_DISGUISES)
     assert len(credentials) >= 500
     assert len([s for s in part("third-unseen") if not s.is_credential]) >= 500
@@ -174,7 +178,7 @@ def test_the_third_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_pa
 def test_the_fourth_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_part_has() -> None:
     credentials = [s for s in part("fourth-unseen") if s.is_credential]
     fourth_kinds = {s.kind for s in credentials if is_fourth_kind(s)}
-    older = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS)}
+    older = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS)} - PUBLIC_KINDS
     assert len(fourth_kinds) == len(FOURTH_KINDS) and not fourth_kinds & older
     assert {s.kind for s in credentials} - fourth_kinds == older
     assert {s.disguise for s in credentials} == set(FOURTH_DISGUISES)
@@ -186,7 +190,7 @@ def test_the_fourth_unseen_part_brings_kinds_contexts_and_look_alikes_no_other_p
 def test_the_fifth_unseen_part_covers_every_kind_in_contexts_no_other_part_has() -> None:
     credentials = [s for s in part("fifth-unseen") if s.is_credential]
     every_kind = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)}
-    assert {s.kind for s in credentials} == every_kind
+    assert {s.kind for s in credentials} == every_kind - PUBLIC_KINDS
     assert {s.disguise for s in credentials} == set(FIFTH_DISGUISES)
     assert len(credentials) >= 500
     assert len([s for s in part("fifth-unseen") if not s.is_credential]) >= 500
@@ -197,7 +201,7 @@ def test_the_fifth_unseen_part_covers_every_kind_in_contexts_no_other_part_has()
 def test_the_sixth_and_seventh_unseen_parts_cover_every_kind_in_contexts_no_other_part_has(name: str) -> None:
     credentials = [s for s in part(name) if s.is_credential]
     every_kind = {kind.name for kind in (*KINDS, *MORE_KINDS, *THIRD_KINDS, *FOURTH_KINDS)}
-    assert {s.kind for s in credentials} == every_kind
+    assert {s.kind for s in credentials} == every_kind - PUBLIC_KINDS
     disguises = {"sixth-unseen": SIXTH_DISGUISES, "seventh-unseen": SEVENTH_DISGUISES}[name]
     assert {s.disguise for s in credentials} == set(disguises)
     assert len(credentials) >= 500

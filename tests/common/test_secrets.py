@@ -451,12 +451,13 @@ def test_npmrc_auth_token_of_any_registry_is_found() -> None:
     assert find_secrets("    self._auth = requests.auth.HTTPBasicAuth(user, key)") == []
 
 
-def test_sentry_dsn_key_is_found() -> None:
+def test_a_sentry_dsn_is_public_but_its_legacy_secret_is_not() -> None:
+    # Sentry documents the DSN's key as safe to keep public (it only lets a client send events); the old
+    # "public:secret@" form also held a secret key, which is a URL's password.
     key = "3f5e1c2a9b8d7e6f5a4b3c2d1e0f9a8b"
-    text = "SENTRY_DSN=https://" + key + "@o450123.ingest.us.sentry.io/4505123"
-
-    assert found_values(text) == [key]
-    assert rules_found(text) == ["sentry-dsn"]
+    assert find_secrets("SENTRY_DSN=https://" + key + "@o450123.ingest.us.sentry.io/4505123") == []
+    legacy = "SENTRY_DSN=https://" + key + ":" + key[::-1] + "@sentry.example.com/12"
+    assert found_values(legacy) == [key[::-1]]
 
 
 def test_rejection_names_the_new_kinds_without_their_values() -> None:

@@ -27,7 +27,7 @@ from tests.common.secret_world.formats import (
 )
 from tests.common.secret_world.fourth_unseen import FOURTH_KINDS
 from tests.common.secret_world.more_formats import MORE_KINDS
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 from tests.common.secret_world.third_formats import THIRD_KINDS
 
 FIFTH_UNSEEN_SEED = 5_5_061_2026
@@ -322,4 +322,4 @@ def fifth_unseen_part() -> list[Sample]:
         for name, make in FIFTH_LOOK_ALIKES.items()
         for _ in range(LOOK_ALIKE_SAMPLES)
     ]
-    return samples
+    return public_as_look_alikes(samples)

@@ -34,7 +34,7 @@ from tests.common.secret_world.formats import (
     uuid4,
 )
 from tests.common.secret_world.more_formats import MORE_KINDS
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 from tests.common.secret_world.third_formats import THIRD_KINDS
 
 FOURTH_UNSEEN_SEED = 4_4_061_2026
@@ -418,7 +418,7 @@ def fourth_unseen_part() -> list[Sample]:
         for name, make in FOURTH_LOOK_ALIKES.items()
         for _ in range(LOOK_ALIKE_SAMPLES)
     ]
-    return samples
+    return public_as_look_alikes(samples)
 
 
 def is_fourth_kind(sample: Sample) -> bool:

@@ -29,7 +29,7 @@ from tests.common.secret_world.formats import (
     uuid4,
 )
 from tests.common.secret_world.more_formats import MORE_KINDS
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 
 SECOND_UNSEEN_SEED = 61_206_2026
 NEW_KIND_SAMPLES = 5
@@ -453,7 +453,7 @@ def second_unseen_part() -> list[Sample]:
         for name, make in SECOND_LOOK_ALIKES.items()
         for _ in range(LOOK_ALIKE_SAMPLES)
     ]
-    return samples
+    return public_as_look_alikes(samples)
 
 
 def is_new_kind(sample: Sample) -> bool:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from tests.common.secret_world.formats import ALNUM, HEX, KINDS, LOWER_ALNUM, Kind, chars, digits, uuid4
 from tests.common.secret_world.fourth_unseen import FOURTH_KINDS
 from tests.common.secret_world.more_formats import MORE_KINDS
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 from tests.common.secret_world.third_formats import THIRD_KINDS
 
 SEVENTH_UNSEEN_SEED = 7_7_061_2026
@@ -297,4 +297,4 @@ def seventh_unseen_part() -> list[Sample]:
         for name, make in SEVENTH_LOOK_ALIKES.items()
         for _ in range(LOOK_ALIKE_SAMPLES)
     ]
-    return samples
+    return public_as_look_alikes(samples)

@@ -34,7 +34,7 @@ from tests.common.secret_world.formats import (
     uuid4,
 )
 from tests.common.secret_world.more_formats import MORE_KINDS
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 from tests.common.secret_world.third_formats import THIRD_KINDS
 
 THIRD_UNSEEN_SEED = 3_3_061_2026
@@ -415,7 +415,7 @@ def third_unseen_part() -> list[Sample]:
         for name, make in THIRD_LOOK_ALIKES.items()
         for _ in range(LOOK_ALIKE_SAMPLES)
     ]
-    return samples
+    return public_as_look_alikes(samples)
 
 
 def is_third_kind(sample: Sample) -> bool:

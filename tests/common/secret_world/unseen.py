@@ -15,7 +15,7 @@ import string
 from urllib.parse import quote
 
 from tests.common.secret_world.formats import ALNUM, HEX, KINDS, LOWER_ALNUM, Kind, chars, digits, uuid4
-from tests.common.secret_world.texts import Context, Sample
+from tests.common.secret_world.texts import Context, Sample, public_as_look_alikes
 
 UNSEEN_SEED = 2_026_120_600
 
@@ -397,4 +397,4 @@ def unseen_part() -> list[Sample]:
         for name, make in UNSEEN_LOOK_ALIKES.items()
         for _ in range(32)
     ]
-    return samples
+    return public_as_look_alikes(samples)
