@@ -1282,6 +1282,69 @@ _PROSE = [
     "max_tokens={n}, temperature=0.2, the key comes from OPENAI_API_KEY at runtime.",
 ]
 
+# Example values the providers print in their own docs, exactly as printed, and the placeholders they tell
+# readers to replace. None of them opens anything.
+_DOCUMENTED = [
+    # AWS IAM docs "Managing access keys": the example key pairs.
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AWS_ACCESS_KEY_ID=AKIAI44QH8DHBEXAMPLE\nAWS_SECRET_ACCESS_KEY=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    # Azurite / storage emulator docs: the well-known development account key.
+    "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"
+    "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
+    # jwt.io's example token.
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwia"
+    "WF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    # Slack docs use this deliberately unusable token in examples.
+    "SLACK_BOT_TOKEN=xoxb-not-a-real-token-this-will-not-work",
+    "STRIPE_SECRET_KEY=sk_test_<your key>",
+    "export GITHUB_TOKEN=<YOUR-TOKEN>",
+    "TWILIO_ACCOUNT_SID=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX\nTWILIO_AUTH_TOKEN=your_auth_token",
+    "OPENAI_API_KEY=sk-...",
+    "api_key: YOUR_API_KEY_HERE",
+    "DD_API_KEY=<DATADOG_API_KEY>",
+    "curl -H 'Authorization: Bearer $ANTHROPIC_API_KEY' https://api.anthropic.com/v1/models",
+    "password: changeme  # the chart's default, overridden by the secret in prod",
+    "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DBNAME",
+]
+
+
+def _documented_placeholder(g: Gen) -> str:
+    example = g.r.choice(_DOCUMENTED)
+    frame = g.r.choice(
+        ["{e}", "From the vendor's quickstart:\n{e}", "```\n{e}\n```\n(copied from the README)"]
+    )
+    return frame.format(e=example)
+
+
+_SECRET_NAMES = [
+    "API_KEY",
+    "DB_PASSWORD",
+    "STRIPE_SECRET_KEY",
+    "GITHUB_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "OPENAI_API_KEY",
+]
+
+
+def _secret_reference(g: Gen) -> str:
+    name = g.r.choice(_SECRET_NAMES)
+    return g.r.choice(
+        [
+            f"{name}=${{{name}}}",
+            f"{name.lower()}: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  {g.s(DG, 64)}",
+            f'{name.lower()} = os.environ["{name}"]',
+            f"env:\n  - name: {name}\n    valueFrom:\n      secretKeyRef:\n        name: app\n        key: {name.lower()}",
+            f"{name}: ${{{{ secrets.{name} }}}}",
+            f"{name}=op://prod/app/{name.lower()}",
+            f"{name.lower()} = Rails.application.credentials.dig(:{name.lower()})",
+            f"{name.lower()} = var.{name.lower()}",
+            f'"{name}": "{{{{resolve:secretsmanager:prod/app:SecretString:{name.lower()}}}}}"',
+            f"const {name.lower()} = process.env.{name} ?? '';",
+        ]
+    )
+
+
 LOOKALIKES: list[tuple[str, Lookalike]] = [
     (
         "git_commit_sha",
@@ -1370,35 +1433,8 @@ LOOKALIKES: list[tuple[str, Lookalike]] = [
     ("base64_image", _png_data_uri),
     ("npm_integrity", lambda g: f'"integrity": "sha512-{b64s(g.b(64))}"'),
     ("go_sum_hash", lambda g: f"github.com/acme/lib v1.{g.r.randint(0, 9)}.0 h1:{b64s(g.b(32))}"),
-    (
-        "documented_placeholders",
-        lambda g: g.r.choice(
-            [
-                "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-                "STRIPE_SECRET_KEY=sk_test_<your key>",
-                "export GITHUB_TOKEN=<YOUR-TOKEN>",
-                "TWILIO_ACCOUNT_SID=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX\nTWILIO_AUTH_TOKEN=your_auth_token",
-                "SLACK_BOT_TOKEN=xoxb-your-token",
-                "OPENAI_API_KEY=sk-...",
-                "api_key: YOUR_API_KEY_HERE",
-            ]
-        ),
-    ),
-    (
-        "secret_references",
-        lambda g: g.r.choice(
-            [
-                "API_KEY=${API_KEY}",
-                "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
-                'token = os.environ["TOKEN"]',
-                "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n        key: password",
-                "NPM_TOKEN: ${{ secrets.NPM_TOKEN }}",
-                "DATABASE_PASSWORD=op://prod/postgres/password",
-                "stripe_key = Rails.application.credentials.stripe[:secret_key]",
-                "secret_key = var.secret_key",
-            ]
-        ),
-    ),
+    ("documented_placeholders", _documented_placeholder),
+    ("secret_references", _secret_reference),
     ("ssh_public_key", _ssh_ed25519_pub),
     ("pem_public_key", _pem_public),
     (
