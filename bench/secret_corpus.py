@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO / "client"))
 
 from tests.common.secret_independent.part_aside import aside_part as independent_aside_part  # noqa: E402
 from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
-from tests.common.secret_independent.part_fifth import fifth_part  # noqa: E402
 from tests.common.secret_independent.part_eighth import eighth_part  # noqa: E402
+from tests.common.secret_independent.part_fifth import fifth_part  # noqa: E402
 from tests.common.secret_independent.part_fourth import fourth_part  # noqa: E402
 from tests.common.secret_independent.part_seventh import seventh_part  # noqa: E402
 from tests.common.secret_independent.part_sixth import sixth_part  # noqa: E402
