@@ -128,6 +128,8 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         # jwt.io's example token, quoted in countless tutorials.
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
         ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        # Slack's documented example bot token.
+        "xoxb-not-a-real-token-this-will-not-work",
         # The Azure Cosmos DB emulator's key, the same in every installation.
         "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==",
     }
@@ -556,6 +558,10 @@ _MIN_PREFIXED_BODY_ENTROPY_BITS = 4.0
 _MIN_DOTTED_TOKEN_PART = 20
 
 
+# A JSON Web Key's public numbers ("n": "<base64url>", "x", "y", "e") are public by design.
+_JWK_MEMBER_RE = re.compile(r"[\"'](?:n|e|x|y)[\"']\s*+:\s*+[\"']$")
+
+
 def _is_prefixed_random_token(match: re.Match[str]) -> bool:
     text, separator = match.string, match.start()
     start = separator
@@ -563,7 +569,9 @@ def _is_prefixed_random_token(match: re.Match[str]) -> bool:
         start -= 1
     if start > 0 and (_is_word_or_dash(text[start - 1]) or text[start - 1] in "./+=%:@"):
         return False
-    if text[match.end() : match.end() + 1] in ("+", "/", "="):
+    if text[match.end() : match.end() + 1] in ("+", "/", "=") or _JWK_MEMBER_RE.search(
+        text, max(0, start - 8), start
+    ):
         return False
     prefix = text[start:separator]
     body = match["body"].rstrip(".")
@@ -1341,7 +1349,7 @@ _CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + (
     "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "lozinka", "geslo", "raktas", "slaptažodis", "atslēga",
     "parole", "võti", "parool", "lykilorð", "парола", "susi", "nenosiri", "ufunguo", "clau", "contrasenya",
     "טוקן", "توكن", "رمز عبور", "کلید", "توکن", "διακριτικό", "পাসওয়ার্ড", "টোকেন", "கடவுச்சொல்",
-    "సంకేతపదం", "சாவி", "கடவுச்சொல்",
+    "సంకేతపదం", "சாவி", "கடவுச்சொல்", "चाबी",
 )  # fmt: skip
 # Scripts written without spaces glue these to the words around them.
 _CONTEXT_UNSPACED_WORDS = (
@@ -1399,6 +1407,14 @@ _MAX_WEAK_CONTEXT_GAP = 60
 # Pusher's secrets are 20 hex digits; shorter hex is a short commit or a colour.
 _MIN_CONTEXT_HEX_LENGTH = 20
 _MIN_CONTEXT_JOINED_PIECE = 6
+_HANDED_OVER_RE = re.compile(
+    r"\b(?:paste[ds]?|pasting|(?:use|using|try|trying|tried|tested(?: locally)?) (?:this|it|with)|new one(?: is)?"
+    r"|here(?: it is| you go)|this one)\b[^\n]{0,24}$",
+    re.IGNORECASE,
+)
+_HANDED_OVER_AFTER_RE = re.compile(
+    r"[`'\")]?\s++(?:works|worked|is working|is valid|expires)\b", re.IGNORECASE
+)
 _SDK_CALL_RE = re.compile(r"(?:Client|client|\.init|\.configure|\.setup)[A-Za-z0-9_]*+\(\s*+[\"'`]$")
 _DASHED_HEX_RE = re.compile(r"[0-9a-fA-F]{8,}+(?:-[0-9a-fA-F]{4,}+)++")
 _MIN_DASHED_HEX_DIGITS = 32
@@ -1594,9 +1610,15 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
         return False
     before, above, opens_line = _context_lines(text, start)
     # A random string as an SDK client's first argument ("cohere.ClientV2('<key>')", "rollbar.init('<key>'")
-    # is its key.
-    if strength == "strong" and _SDK_CALL_RE.search(before):
-        return True
+    # is its key; so is one handed over or tried out ("paste <key> into the dialog", "the new one is <key>",
+    # "tested locally with <key>", "<key> works for the sandbox").
+    if strength == "strong" and (
+        _SDK_CALL_RE.search(before)
+        or _HANDED_OVER_RE.search(before[-60:])
+        or _HANDED_OVER_AFTER_RE.match(text, end)
+        or (opens_line and _HANDED_OVER_RE.search(above[-60:]))
+    ):
+        return not _CONTEXT_NOT_SECRET_RE.search(before[-40:])
     cues = _word_cues(before)
     if cues:
         if _denied_cue(before, cues[-1]):
@@ -2945,7 +2967,12 @@ _PERCENT_ESCAPE_RE = re.compile(_PERCENT_ESCAPE)
 # HTML character references ("&#95;" for "_") of printable ASCII.
 _HTML_REFERENCE = r"&#(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6]);|&#x(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]);|&(?:lt|gt|amp|quot|apos);"
 _HTML_REFERENCE_RE = re.compile(_HTML_REFERENCE)
-_NORMALIZE_SPOT_RE = re.compile(_PERCENT_ESCAPE + "|" + _HTML_REFERENCE + r"|[^\x00-\x7f]+")
+# JSON's "\uff50": a character outside ASCII written as its escape (fullwidth letters, invisible ones).
+_JSON_ESCAPE = r"\\u(?:[0-9A-Fa-f]{4})"
+_JSON_ESCAPE_RE = re.compile(_JSON_ESCAPE)
+_NORMALIZE_SPOT_RE = re.compile(
+    _PERCENT_ESCAPE + "|" + _HTML_REFERENCE + "|" + _JSON_ESCAPE + r"|[^\x00-\x7f]+"
+)
 # A line break between two characters of a token, with the indentation or shell continuation around it.
 _TOKEN_CHARS = "A-Za-z0-9_+/~.%$-"
 # A JSON string writes the break as "\\n"; code splits a long string in two ("abc" + "def", "abc" "def").
@@ -2997,12 +3024,14 @@ def _percent_decoded(escape: str) -> str:
 
 def _normalized_reading(text: str) -> _Reading | None:
     """NFKC, invisible characters removed, printable percent-escapes decoded; None when nothing changes."""
+    escaped = "\\u" in text and _JSON_ESCAPE_RE.search(text) is not None
     if text.isascii():
         percent = "%" in text and _PERCENT_ESCAPE_RE.search(text) is not None
-        if not percent and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None):
+        if not percent and not escaped and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None):
             return None
     elif (
-        _PERCENT_ESCAPE_RE.search(text) is None
+        not escaped
+        and _PERCENT_ESCAPE_RE.search(text) is None
         and ("&" not in text or _HTML_REFERENCE_RE.search(text) is None)
         and _INVISIBLE_RE.search(text) is None
         and unicodedata.is_normalized("NFKC", text)
@@ -3019,8 +3048,12 @@ def _normalized_reading(text: str) -> _Reading | None:
         ends.extend(range(copied + 1, begin + 1))
         copied = stop
         found = spot[0]
-        if found[0] in "%&":
-            decoded = _percent_decoded(found) if found[0] == "%" else html.unescape(found)
+        if found[0] in "%&\\":
+            if found[0] == "\\":
+                decoded = unicodedata.normalize("NFKC", chr(int(found[2:], 16)))
+                decoded = "" if _INVISIBLE_RE.match(decoded) else decoded
+            else:
+                decoded = _percent_decoded(found) if found[0] == "%" else html.unescape(found)
             pieces.append(decoded)
             starts.extend([begin] * len(decoded))
             ends.extend([stop] * len(decoded))

@@ -1013,3 +1013,58 @@ FOURTH_BATCH_LOOK_ALIKES = [
 @pytest.mark.parametrize("text", FOURTH_BATCH_LOOK_ALIKES)
 def test_look_alikes_of_the_fourth_batch_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Learnt from the independent seventh and eighth parts (each measured once first; docs/security.md).
+MAILGUN = f"{HEX32}-{random_run(8, '0123456789abcdef')}-{random_run(8, '0123456789abcdef')}"
+FULLWIDTH_ESCAPED = (
+    "".join(f"\\u{0xFEE0 + ord(char):04x}" if char.isalnum() else char for char in KEY[:12]) + KEY[12:]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # Fullwidth letters written as JSON escapes.
+        (f'{{"env": {{"DEPLOY_TOKEN": "{FULLWIDTH_ESCAPED}"}}}}', KEY[12:]),
+        # A reply that quotes the rest of a wrapped key with "> ".
+        (f"Đây là khóa mới: {HEX40[:18]}\n> {HEX40[18:]}", HEX40[18:]),
+        # Mailgun's dashed hex after a word for a key.
+        (f"Ορίστε το νέο κλειδί για την παραγωγή: {MAILGUN}", MAILGUN),
+        # Google's app password after any word for a credential.
+        (f"Uite cheia nouă pentru mediul de test: {APP_PASSWORD}", APP_PASSWORD),
+        # An SDK client's first argument.
+        (f'co = cohere.ClientV2("{KEY}")', KEY),
+        # Handed over or tried out without a secret's name.
+        (f"runbook step 4: paste {KEY} into the dialog, then click Verify", KEY),
+        (f"Hi team,\n\nthe new one is {KEY}\n\nCheers, M.", KEY),
+        (f"remember: {KEY} works for the sandbox tenant, not for prod", KEY),
+    ],
+)
+def test_forms_of_the_seventh_and_eighth_parts_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Sentry documents a DSN as safe to keep public.
+        f"SENTRY_DSN=https://{HEX32}@o1172435.ingest.sentry.io/9575173",
+        f"SENTRY_DSN=https://{HEX32[:12]}XXXXXX{HEX32[18:]}@o941467.ingest.sentry.io/4343",
+        # Keys and tokens for what is not access.
+        f"retrying POST /payments with the same idempotency key {KEY}",
+        f"dedupe key for the outbox: {MIXED24}",
+        "next page token: eyJvZmZzZXQiOiA2Njc1LCAic29ydCI6ICJjcmVhdGVkIn0",
+        f"Created batch {MIXED24}; the token usage report is attached.",
+        # An assignment after a placeholder, a fingerprint, a JSON Web Key, documented examples.
+        "DD_API_KEY=<DATADOG_API_KEY> DD_SITE=datadoghq.com",
+        f"The fingerprint for the ED25519 key sent by the remote host is\nSHA256:{KEY[:43]}.",
+        f'{{"kty": "RSA", "kid": "k1", "n": "UR-{KEY}{KEY}", "e": "AQAB"}}',
+        "SLACK_BOT_TOKEN=xoxb-not-a-real-token-this-will-not-work",
+        "SigV4 walkthrough: kSecret = 'AWS4' + 'je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY'",
+        f"paste the request id {UUID} into the ticket",
+    ],
+)
+def test_look_alikes_of_the_seventh_and_eighth_parts_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
