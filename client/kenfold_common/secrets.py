@@ -836,7 +836,9 @@ _FOREIGN_PASSWORD_WORDS = (
     "passwort", "kennwort", "mot de passe", "contraseña", "contrasena", "senha", "palavra-passe", "wachtwoord",
     "hasło", "haslo", "heslo", "lösenord", "losenord", "passord", "adgangskode", "salasana", "jelszó", "jelszo",
     "şifre", "sifre", "parolă", "parola", "kata sandi", "kata laluan", "mật khẩu", "пароль", "пароля", "паролем",
-    "hasła", "κωδικός", "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड",
+    "hasła", "κωδικός", "كلمة المرور", "كلمة السر", "סיסמה", "סיסמא", "पासवर्ड", "lozinka", "geslo", "slaptažodis",
+    "parole", "parool", "lykilorð", "парола", "nenosiri", "contrasenya", "رمز عبور", "পাসওয়ার্ড", "கடவுச்சொல்",
+    "సంకేతపదం",
 )  # fmt: skip
 _FOREIGN_SECRET_WORDS = (
     "schlüssel", "zugangsdaten", "anmeldedaten", "clé", "jeton", "clave", "secreto", "llave", "chave", "segredo",
@@ -845,7 +847,11 @@ _FOREIGN_SECRET_WORDS = (
     # "Credential" and its plurals, which the Romance languages spell apart from English.
     "credencial", "credenciales", "credenciais", "credenziale", "credenziali", "identifiants de connexion",
     "toegangsgegevens", "inloggegevens", "poświadczenia", "учетные данные", "учётные данные", "kimlik bilgileri",
-    "mã thông báo",
+    "mã thông báo", "identifiants", "zugang", "jetons",
+    # A key and a token in more languages (Romanian, Norwegian, Slovak, Croatian, Lithuanian, Latvian,
+    # Estonian, Swahili, Hebrew, Arabic, Persian, Greek, Bengali, Tamil, Hindi).
+    "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "raktas", "atslēga", "võti", "ufunguo",
+    "טוקן", "توكن", "کلید", "توکن", "διακριτικό", "টোকেন", "சாவி", "चाबी",
 )  # fmt: skip
 _UNSPACED_PASSWORD_WORDS = (
     "密码",
@@ -1338,19 +1344,13 @@ def _is_key_of_an_auth_call(match: re.Match[str]) -> bool:
 # these words rather than by its own format, which the rules above cannot know for every provider.
 _CONTEXT_ENGLISH_CUES = (
     *_NEARBY_ENGLISH_NAMES,
-    "passwords", "pass", "creds", "api key", "access key", "private key", "login", "log in", "logon", "sign in",
+    "passwords", "pass", "api key", "access key", "private key", "login", "log in", "logon", "sign in",
     "signin", "authenticate", "authenticates", "authenticated", "authentication", "authorization", "auth",
     "hardcode", "hardcoded", "revoked", "revoke", "rotate", "rotated", "rotation", "leaked", "unauthorized",
     "unauthorised", "rejected",
 )  # fmt: skip
 # Other languages' words, which take endings ("Nøkkelen", "klucza", "ключом", "Schlüssels").
-_CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS + (
-    "credencial", "credenciales", "credenciais", "credenziali", "identifiants", "zugang", "jetons", "khóa",
-    "cheie", "cheia", "nøkkel", "nokkel", "kľúč", "ključ", "lozinka", "geslo", "raktas", "slaptažodis", "atslēga",
-    "parole", "võti", "parool", "lykilorð", "парола", "susi", "nenosiri", "ufunguo", "clau", "contrasenya",
-    "טוקן", "توكن", "رمز عبور", "کلید", "توکن", "διακριτικό", "পাসওয়ার্ড", "টোকেন", "கடவுச்சொல்",
-    "సంకేతపదం", "சாவி", "கடவுச்சொல்", "चाबी",
-)  # fmt: skip
+_CONTEXT_FOREIGN_CUES = _FOREIGN_PASSWORD_WORDS + _FOREIGN_SECRET_WORDS
 # Scripts written without spaces glue these to the words around them.
 _CONTEXT_UNSPACED_WORDS = (
     _UNSPACED_PASSWORD_WORDS + _UNSPACED_SECRET_WORDS + ("鍵", "キー", "키", "คีย์", "รหัส")
