@@ -77,6 +77,9 @@ class _Rule:
     # In a reading with lines joined, how long each piece on either side of a join must be: a rule that
     # judges any run by its context would otherwise read "300" and the next line's "SESSION_CHARS" as one.
     min_joined_piece: int = 0
+    # For the rules that judge any key-shaped run by its context (the costliest): a run that a rule before
+    # them already claimed is not judged again in the text as written, where such a finding would be dropped.
+    skips_claimed: bool = False
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -1378,9 +1381,9 @@ _CONTEXT_EVENT_AFTER_RE = re.compile(
 # Words that make a value near a cue something else: the id, digest or public half of a key, a commit, a
 # request, an order ("the key id", "public key", "token count", "commit ... fixes the login").
 _CONTEXT_NOT_SECRET_RE = re.compile(
-    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|ksuid|identifier|trace|traceparent|span|request|req"
+    r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|ksuid|nanoid|cuid|identifier|trace|traceparent|span|request|req"
     r"|correlation|commit|commits|sha|sha1|sha256|sha512|md5|hash|hashes|hashed|digest|checksum|integrity|etag"
-    r"|revision|rev|build|release|version|primary|foreign|partition|sort|cache|idempotency|dedup|row|lookup"
+    r"|revision|rev|build|release|version|primary|foreign|partition|sort|cache|idempotency|dedup|dedupe|row|lookup"
     r"|object|index|cursor|page|event|message|public|publishable|pub|fingerprint|kid|nonce|state|salt|csrf|xsrf"
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
@@ -1415,6 +1418,8 @@ _HANDED_OVER_RE = re.compile(
 _HANDED_OVER_AFTER_RE = re.compile(
     r"[`'\")]?\s++(?:works|worked|is working|is valid|expires)\b", re.IGNORECASE
 )
+# A short commit is 7 to 12 hex digits, a full one 40; keys in hex are 32 and longer.
+_MIN_HANDED_HEX_LENGTH = 32
 _SDK_CALL_RE = re.compile(r"(?:Client|client|\.init|\.configure|\.setup)[A-Za-z0-9_]*+\(\s*+[\"'`]$")
 _DASHED_HEX_RE = re.compile(r"[0-9a-fA-F]{8,}+(?:-[0-9a-fA-F]{4,}+)++")
 _MIN_DASHED_HEX_DIGITS = 32
@@ -1537,6 +1542,13 @@ def _cue_run(text: str, start: int, end: int) -> str:
 _KEY_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
+# Any key-shaped run; a name and "=" before it are read as part of its context ("AWS_SESSION_TOKEN=<hex>").
+_CREDENTIAL_CONTEXT_RE = re.compile(
+    r"(?<![A-Za-z0-9_+/.~$%-])(?>(?:[A-Za-z_][A-Za-z0-9_.-]{0,63}+=)?)"
+    r"(?P<token>[A-Za-z0-9][A-Za-z0-9_+/=.~!*#$%^&-]{15,199}+)"
+)
+
+
 def _credential_context_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
     value = match["token"].rstrip(".!*#$%^&~-")
     if _is_value_in_credential_context(match.string, match.start("token"), value):
@@ -1619,6 +1631,18 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
         or (opens_line and _HANDED_OVER_RE.search(above[-60:]))
     ):
         return not _CONTEXT_NOT_SECRET_RE.search(before[-40:])
+    # Hex or a UUID handed over right there ("the new one is <uuid>", "tested locally with `<hex>`", "<hex>
+    # works for the sandbox"), with no word on the line that makes it a commit, a digest or an id.
+    if (
+        strength == "weak"
+        and (
+            _UUID_RE.fullmatch(value)
+            or (_PURE_HEX_RE.fullmatch(value) and len(value) >= _MIN_HANDED_HEX_LENGTH)
+        )
+        and (_HANDED_OVER_RE.search(before[-30:]) or _HANDED_OVER_AFTER_RE.match(text, end))
+    ):
+        line = text[_line_start(text, start) : _line_end(text, end)]
+        return not (_CONTEXT_NOT_SECRET_RE.search(line) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line))
     cues = _word_cues(before)
     if cues:
         if _denied_cue(before, cues[-1]):
@@ -1653,6 +1677,151 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
             and not _CLAUSE_END_RE.search(same_line, 0, later[0].start())
         )
     return False
+
+
+# --- a random string that nothing explains -----------------------------------------------------------
+# Where no rule knows the format and no word names a credential ("note to self: <key>", "can someone check if
+# this still works? <key>", "👉 <key> 👈"), a string random in both cases is refused unless something says
+# what else it is. Ids and digests are stored as soon as the text says which ("request id <value>", "batch
+# <value>"); an unexplained one is more often a key pasted in passing than anything else.
+#
+# Object ids that name their kind by a documented prefix: Stripe's ("cus_", "pi_", "pm_"...), OpenAI's
+# ("chatcmpl-", "asst_", "org-"), Clerk's "user_", Airtable's "app"/"tbl", Vercel's "dpl_", GitHub's
+# advisories ("GHSA-"). Secret prefixes (Stripe's "sk_", "rk_", "whsec_") have rules of their own above.
+_PUBLIC_ID_PREFIX_RE = re.compile(
+    r"(?:acct|ba|bank|btok|card|ch|cn|cus|dp|evt|fr|ii|il|in|inv|ipi|li|mbur|pi|pm|po|price|prod|py|pyr|re"
+    r"|seti|si|sli|src|sub|tok|tr|trr|txn|txi|req|sess|plan|coupon|promo|asst|thread|run|msg|file|chatcmpl|cmpl"
+    r"|org|proj|user|usr|dpl|prj|team|app|tbl|fld|rec|viw|act|wh|we|batch|ftjob|vs|step|call|toolu|resp|GHSA)"
+    r"[_-](?=[A-Za-z0-9]{4})"
+)
+# A file's name ("vendors~main.<hash>.js"), a URL's query ("cus_<id>&limit=100"), a dotted cloud id
+# ("ocid1.instance.oc1...."), Cloudflare's ray id ("<16 hex>-FRA").
+_FILE_EXTENSION_RE = re.compile(
+    r"\.(?:js|mjs|cjs|css|map|html?|png|jpe?g|gif|svg|webp|woff2?|ttf|json|tar|gz|tgz|zip|whl|jar|so|dll|exe"
+    r"|bin|txt|log|py|rb|go|rs|ts|tsx|jsx|wasm)$",
+    re.IGNORECASE,
+)
+_RAY_ID_RE = re.compile(r"[0-9a-f]{16}-[A-Z]{3}")
+# Words after which a value is handed over rather than named ("the new one is <key>", "tested with <key>",
+# "la nueva es <key>"); after any other word, the word names what the value is the id of ("batch <ksuid>",
+# "session <id> expired", "refund <id>").
+_HANDING_WORDS = frozenset(
+    {"is", "are", "was", "were", "be", "with", "use", "using", "try", "tried", "paste", "pasted", "here", "this",
+     "the", "new", "one", "to", "for", "as", "and", "or", "es", "est", "ist", "é", "è", "är", "er", "je", "jest",
+     "adalah", "ni", "là", "это", "ez", "este", "nová", "nuova", "nueva", "nova", "neue", "nouvelle"}
+)  # fmt: skip
+_WORD_RIGHT_BEFORE_RE = re.compile(r"([^\W\d_]++) $")
+_DATA_URI_RE = re.compile(r"(?:base64,|data:)$")
+_CASE_PIECE_RE = re.compile(r"[A-Z]?[a-z]++|[A-Z]++(?![a-z])")
+_MIN_WORD_PIECE_LENGTH = 4
+_REPEATED_BLOCK = 5
+_CALL_BEFORE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+\(\s*+[\"'`]?$")
+_MAX_EXPLAINED_BEFORE = 40
+_MAX_EXPLAINED_AFTER = 24
+# A line joined to the next must not make a random string of a header word and a lower-case name
+# ("STATUS" + "orders-0r1re4ksee-qhziu").
+_MIN_RANDOM_JOINED_PIECE = 8
+
+
+def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
+    # The cheap tests first: most runs a text holds are words, names and URLs' pieces.
+    # A file's name, a URL's query, a dotted cloud id, a percent-encoded run (judged decoded).
+    if "&" in value or "~" in value or "%" in value or value.count(".") >= 2:
+        return False
+    # A run longer than any key (the pattern stops at 200 characters): data, not a key.
+    if _KEY_RUN_CHARS.issuperset(text[start + len(value) : start + len(value) + 1] or " "):
+        return False
+    classes = _character_classes(value)
+    # Both cases: hex, UUIDs and one-case runs are digests, ids and addresses (bech32's "bc1q...", IPFS'
+    # "bafy...") too often to be refused without a word that calls them a key.
+    if not {"upper", "lower"} <= classes:
+        return False
+    if (
+        _PUBLIC_ID_PREFIX_RE.match(value)
+        or _FILE_EXTENSION_RE.search(value)
+        or _RAY_ID_RE.fullmatch(value)
+        or not _looks_random(value)
+        or _is_made_of_words(value)
+        or _repeats_itself(value)
+    ):
+        return False
+    # Key material in a PEM block (a private key has its own rule), base64 data ("data:image/png;base64,").
+    if "-----BEGIN" in text or "-----END" in text or _DATA_URI_RE.search(text, max(0, start - 8), start):
+        return False
+    named = _WORD_RIGHT_BEFORE_RE.search(text, max(0, start - 40), start)
+    if named is not None and named[1].lower() not in _HANDING_WORDS:
+        return False
+    # A call's argument is what the call takes ("oauth('<client id>')"); the credential-context rule knows
+    # the calls that take a key.
+    if _CALL_BEFORE_RE.search(text, max(0, start - 40), start):
+        return False
+    floor = max(0, start - 200)
+    run_start = max(
+        text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
+    )
+    end = start + len(value)
+    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start) or _DIGEST_RE.search(
+        text, max(run_start, floor), end
+    ):
+        return False
+    if _is_other_than_a_key(value) or _decodes_to_text(value):
+        return False
+    # An id's or a digest's name anywhere on its line (or, for a value on a line of its own, the line above);
+    # the broader words that make a value something else (a reference to a vault, a name, a URL) only
+    # close by: "until the vault is back: <key>" is still a key.
+    line_start = _line_start(text, start)
+    lines = [text[line_start : _line_end(text, end)]]
+    before, above, opens_line = _context_lines(text, start)
+    if opens_line and above:
+        lines.append(above)
+    # In a table's row, the table's first line names the columns ("| token_count | key_id |").
+    if lines[0].lstrip().startswith("|"):
+        lines.append(_table_header(text, line_start))
+    near = before[-_MAX_EXPLAINED_BEFORE:] + " " + text[end : end + _MAX_EXPLAINED_AFTER].split("\n", 1)[0]
+    return not (
+        _CONTEXT_NOT_SECRET_RE.search(near)
+        or any(
+            _LINE_NOT_SECRET_RE.search(line) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line) for line in lines
+        )
+    )
+
+
+def _is_made_of_words(value: str) -> bool:
+    """Words with capitals and digits ("getUserSettingsV2Handler", "Harbor-lantern-7319!"): a name in code or
+    a made-up password, which only a word for a password makes a credential. In a random string the case
+    flips every two letters or so."""
+    pieces = _CASE_PIECE_RE.findall(value)
+    return bool(pieces) and sum(map(len, pieces)) >= _MIN_WORD_PIECE_LENGTH * len(pieces)
+
+
+def _repeats_itself(value: str) -> bool:
+    """A block written twice ("aB3dE5fG7haB3dE5fG7h"): filler or a pattern, not drawn at random."""
+    return any(
+        value.find(value[index : index + _REPEATED_BLOCK], index + 1) != -1
+        for index in range(len(value) - 2 * _REPEATED_BLOCK + 1)
+    )
+
+
+def _decodes_to_text(value: str) -> bool:
+    """Base64 of printable text ("SGFyYm9y..." in a ConfigMap): the decoded reading judges what it says."""
+    decoded = _decoded_base64(value)
+    return decoded is not None and decoded.isprintable()
+
+
+def _table_header(text: str, line_start: int) -> str:
+    header = line_start
+    while header > 0:
+        previous = text.rfind("\n", 0, header - 1) + 1
+        if not text[previous:header].lstrip().startswith("|"):
+            break
+        header = previous
+    return text[header : _line_end(text, header)]
+
+
+def _unexplained_random_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    value = match["token"].rstrip(".!*#$%^&~-")
+    if _is_unexplained_random_string(match.string, match.start("token"), value):
+        yield match.start("token"), match.start("token") + len(value)
 
 
 _APP_PASSWORD_NAME_RE = re.compile(
@@ -2841,16 +3010,23 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "credential-context",
         "credential",
-        # Any key-shaped run, judged by the words around it (_is_value_in_credential_context): the last rule,
-        # for what people write when they hand a key over without naming its format.
-        # A name and "=" before it are read as part of its context ("AWS_SESSION_TOKEN=<hex>"). A run that is
-        # not a key is passed over whole: no shorter run inside it is tried again.
-        re.compile(
-            r"(?<![A-Za-z0-9_+/.~$%-])(?>(?:[A-Za-z_][A-Za-z0-9_.-]{0,63}+=)?)"
-            r"(?P<token>[A-Za-z0-9][A-Za-z0-9_+/=.~!*#$%^&-]{15,199}+)"
-        ),
+        # Any key-shaped run, judged by the words around it (_is_value_in_credential_context): for what people
+        # write when they hand a key over without naming its format. A run that is not a key is passed over
+        # whole: no shorter run inside it is tried again.
+        _CREDENTIAL_CONTEXT_RE,
         spans=_credential_context_spans,
         min_joined_piece=_MIN_CONTEXT_JOINED_PIECE,
+        skips_claimed=True,
+    ),
+    _Rule(
+        "random-string",
+        "random string that nothing explains (if it is an id or a digest, say which beside it)",
+        # After every rule that knows a format or a name: a string random in both cases that no word explains
+        # (_is_unexplained_random_string). The same runs as the credential-context rule's.
+        _CREDENTIAL_CONTEXT_RE,
+        spans=_unexplained_random_spans,
+        min_joined_piece=_MIN_RANDOM_JOINED_PIECE,
+        skips_claimed=True,
     ),
     _Rule(
         "app-password",
@@ -2864,7 +3040,12 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
+_RULE_ORDER = {rule.id: index for index, rule in enumerate(_RULES)}
+
+
+def _rule_spans(
+    rule: _Rule, text: str, claimed: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[int, int]]:
     if rule.hint is not None and rule.hint not in text:
         return
     if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
@@ -2881,7 +3062,8 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
         if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
             position = start + 1
         elif rule.spans is not None:
-            yield from rule.spans(match)
+            if claimed is None or not (rule.skips_claimed and claimed(*match.span("token"))):
+                yield from rule.spans(match)
             position = match.end()
         elif rule.accepts is None or rule.accepts(match):
             yield match.span(span_group)
@@ -3202,6 +3384,10 @@ class _Claims:
         else:
             first = self.by_span[overlapping[0]]
             start, end = min(start, overlapping[0][0]), max(end, overlapping[-1][1])
+            # The rule that knows the format names the finding: a token's rest after a zero-width space is a
+            # random string to the last rule, the whole of it a GitHub token to its own.
+            if _RULE_ORDER[rule.id] < _RULE_ORDER[first.rule]:
+                first = SecretFinding(rule=rule.id, label=rule.label, start=start, end=end, layer=layer)
             finding = replace(first, start=start, end=end)
             for span in overlapping:
                 self.spans.remove(span)
@@ -3213,9 +3399,11 @@ class _Claims:
         return [self.by_span[span] for span in self.spans]
 
 
-def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int, int]]:
+def _scan(
+    text: str, rules: tuple[_Rule, ...] = (), claimed: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[_Rule, int, int]]:
     for rule in rules or _RULES:
-        for start, end in _rule_spans(rule, text):
+        for start, end in _rule_spans(rule, text, claimed):
             yield rule, start, end
 
 
@@ -3295,7 +3483,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
     """Every credential in ``text``, sorted by position; a span claimed by an earlier rule wins. The text is
     read as written, then normalized, with broken lines joined and with base64 runs decoded."""
     claims = _Claims()
-    for rule, start, end in _scan(text):
+    for rule, start, end in _scan(text, claimed=claims.overlaps):
         claims.claim(rule, start, end, "as written")
     normalized = _normalized_reading(text)
     if normalized is not None:

@@ -1068,3 +1068,58 @@ def test_forms_of_the_seventh_and_eighth_parts_are_found_and_redacted(text: str,
 )
 def test_look_alikes_of_the_seventh_and_eighth_parts_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A string random in both cases that no word explains is refused: a key pasted in passing.
+        (f"note to self: {KEY}", KEY),
+        (f"[22:48:43] maria: can someone check if this still works? {KEY}", KEY),
+        (f"maria: 👉 {KEY} 👈 don't lose it this time", KEY),
+        (f"@here using this until the service is back: {KEY[:32]}", KEY[:32]),
+        (f"```\n{KEY}\n```\n^ what the customer pasted in the ticket", KEY),
+        (f"புதிய API சாவி: {KEY} யாருக்கும் அனுப்ப வேண்டாம்", KEY),
+        # Hex or a UUID handed over right there.
+        (f"Hi team,\n\nthe new one is {UUID}\n\nCheers, M.", UUID),
+        (f"Tested locally with `{HEX32}`.", HEX32),
+        (f"remember: {HEX32} works for the sandbox tenant, not for prod", HEX32),
+    ],
+)
+def test_a_random_string_nothing_explains_is_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Ids and digests said to be so, or named by the word right before them.
+        f"session {MIXED24} expired",
+        f"Batch {MIXED24} imported 1,204 rows.",
+        f"Pinned {KEY[:30]} to the cluster.",
+        f"trace: {MIXED24} (request id)",
+        # Object ids whose prefix names their kind, a file's name, Cloudflare's ray id, a dotted cloud id.
+        f"payment_intent: pi_{MIXED24}",
+        f"stripe events resend acct_{MIXED24}",
+        "GHSA-vm8m-5jw2-6r7h fixed in 2.31.1",
+        f"webpack compiled: vendors~main.{HEX32[:20]}.js",
+        f"compiled: main.{MIXED24}.js",
+        f"cf-ray: {HEX32[:16]}-FRA",
+        f"ocid1.instance.oc1.eu-frankfurt-1.{KEY.lower()}",
+        # One case, hex, a UUID: ids, digests and addresses without a word for a key.
+        f"note to self: {HEX40}",
+        f"send the refund to bc1q{KEY.lower()[:38]}",
+        f"note to self: {UUID}",
+        # Key material: a PEM block's lines, base64 data, a percent-encoded sentence.
+        f"-----BEGIN PUBLIC KEY-----\n{KEY}{KEY[:24]}\n{KEY}{KEY[:24]}\n-----END PUBLIC KEY-----",
+        f'<img src="data:image/png;base64,{KEY}{KEY}">',
+        "payload=Configuration%20reconciliation%20observability%20deployment",
+        # Output whose header joined to the next line reads as mixed case.
+        "NAME                      READY   STATUS\norders-0r1re4ksee-qhziu   1/1     Running",
+        # Hex handed over with a word that makes it a commit.
+        f"Tested locally with commit `{HEX40}`.",
+    ],
+)
+def test_look_alikes_of_a_random_string_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

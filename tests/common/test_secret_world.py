@@ -76,14 +76,15 @@ PARTS = {
     # misses, not its lines: it meets issue 37's targets (678 of 678, 0 of 728 look-alikes).
     "independent-sixth": independent_sixth_part,
     # A seventh, first measured at 96.21 % and 44 of 700 look-alikes (docs/security.md), then taught by the
-    # classes of its misses: 1,853 of 1,899, 0 of 700 look-alikes; held at its figure (GUARDED_PARTS).
+    # classes of its misses, then the random-string rule: 1,869 of 1,899, 0 of 700 look-alikes; held at its
+    # figure (GUARDED_PARTS).
     "independent-seventh": independent_seventh_part,
     # An eighth, first measured at 96.93 % and 1 of 682 look-alikes (docs/security.md) with the rules taught
-    # by the seventh, then taught a few classes of its misses; held at its figure (GUARDED_PARTS).
+    # by the seventh, then taught a few classes of its misses and given the random-string rule: 2,008 of 2,020.
     "independent-eighth": independent_eighth_part,
 }
 # Parts below issue 37's credential target today, each held at its figure rounded down to half a percent.
-GUARDED_PARTS = {"independent-seventh": 0.975, "independent-eighth": 0.985}
+GUARDED_PARTS = {"independent-seventh": 0.98}
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece; in the independent seventh, a Plaid secret beside a
 # refused access token, and a 1Password token whose base64 holds "/", are redacted only in part).
