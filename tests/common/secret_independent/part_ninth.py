@@ -45,6 +45,11 @@ def b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
+def compact_json(obj: object) -> str:
+    # Tokens that embed JSON (JWTs, Mapbox, Grafana Cloud, 1Password) encode it without spaces.
+    return json.dumps(obj, separators=(",", ":"))
+
+
 def b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -72,10 +77,11 @@ def pem(r: random.Random, label: str, n_lines: int = 12) -> tuple[str, str]:
     return f"-----BEGIN {label}-----\n" + "\n".join(body_lines) + f"\n-----END {label}-----", body_lines[4]
 
 
-def jwt(r: random.Random, claims: dict[str, object]) -> tuple[str, str]:
-    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = b64url(json.dumps(claims).encode())
-    sig = rs(r, B64URL, 43)
+def jwt(r: random.Random, claims: dict[str, object], alg: str = "HS256") -> tuple[str, str]:
+    # RFC 7519 compact serialization: base64url of compact JSON, signature 32 bytes (HS256), 256 (RS256), 64 (EdDSA).
+    header = b64url(compact_json({"alg": alg, "typ": "JWT"}).encode())
+    payload = b64url(compact_json(claims).encode())
+    sig = rs(r, B64URL, {"HS256": 43, "RS256": 342, "EdDSA": 86}[alg])
     return f"{header}.{payload}.{sig}", sig
 
 
@@ -162,7 +168,7 @@ def azure_cosmos(r: random.Random) -> Raw:
 
 
 def azure_client_secret(r: random.Random) -> Raw:
-    # Microsoft Entra docs: client secret values, 40 chars, 3 chars then "8Q~" then 34 of [A-Za-z0-9_.~-].
+    # Microsoft Purview "Microsoft Entra client secret" SIT page: up to 40 chars of [a-z0-9_.~-], e.g. "abc8Q~...".
     return tok(rs(r, ALNUM, 3) + "8Q~", rs(r, ALNUM + "_.~-", 34))
 
 
@@ -347,6 +353,7 @@ def kubeconfig_token(r: random.Random) -> Raw:
             "kubernetes.io/serviceaccount/namespace": "ci",
             "sub": "system:serviceaccount:ci:deployer",
         },
+        alg="RS256",
     )
     return around(f"users:\n- name: deployer\n  user:\n    token: {tokn}", sig)
 
@@ -414,7 +421,7 @@ def supabase_service(r: random.Random) -> Raw:
 
 def turso(r: random.Random) -> Raw:
     # Turso docs: database auth tokens are JWTs (EdDSA) passed as TURSO_AUTH_TOKEN.
-    tokn, sig = jwt(r, {"a": "rw", "iat": 1733000000, "id": uuid(r)})
+    tokn, sig = jwt(r, {"a": "rw", "iat": 1733000000, "id": uuid(r)}, alg="EdDSA")
     return around(tokn, sig)
 
 
@@ -498,7 +505,7 @@ def salesforce_secret(r: random.Random) -> Raw:
 
 def mapbox_secret(r: random.Random) -> Raw:
     # Mapbox docs: secret tokens "sk.eyJ1Ijo..." (public ones are "pk.").
-    payload = b64url(json.dumps({"u": rs(r, LOWER, 8), "a": rs(r, LOWER_ALNUM, 25)}).encode())
+    payload = b64url(compact_json({"u": rs(r, LOWER, 8), "a": rs(r, LOWER_ALNUM, 25)}).encode())
     sig = rs(r, B64URL, 22)
     return around(f"sk.{payload}.{sig}", sig)
 
@@ -506,7 +513,7 @@ def mapbox_secret(r: random.Random) -> Raw:
 def grafana_cloud(r: random.Random) -> Raw:
     # Grafana Cloud docs: access policy tokens "glc_" + base64 of a JSON {"o":..,"n":..,"k":..,"m":..}.
     enc = b64(
-        json.dumps(
+        compact_json(
             {"o": rs(r, DIGITS, 6), "n": "ci-push", "k": rs(r, ALNUM, 24), "m": {"r": "prod-eu-west-2"}}
         ).encode()
     )
@@ -516,7 +523,7 @@ def grafana_cloud(r: random.Random) -> Raw:
 def onepassword_sa(r: random.Random) -> Raw:
     # 1Password docs: service account tokens "ops_" + base64 JSON (starts "eyJ").
     enc = b64(
-        json.dumps(
+        compact_json(
             {
                 "signInAddress": "my.1password.eu",
                 "userAuth": {"method": "SRPg-4096"},
@@ -592,7 +599,7 @@ KINDS: list[Kind] = [
     Kind("cloudflare_global_key", "cloud", ("CF_API_KEY", "X-Auth-Key"), t("", HEX, 37)),
     # Yandex Cloud docs: API keys start "AQVN" (40 chars), OAuth tokens "y0_".
     Kind("yandex_cloud_api_key", "cloud", ("YC_API_KEY",), t("AQVN", B64URL, 36)),
-    # Heroku docs (2024): API tokens prefixed "HRKU-".
+    # Heroku API tokens carry the "HRKU-" prefix (GitLab MR 248117 "Add Heroku API key validity check").
     Kind("heroku_api_key", "cloud", ("HEROKU_API_KEY",), t("HRKU-AA", B64URL, 58)),
     # Fly.io docs: tokens "FlyV1 fm2_" + base64.
     Kind("flyio_token", "cloud", ("FLY_API_TOKEN",), t("FlyV1 fm2_", B64, 120)),
@@ -619,7 +626,7 @@ KINDS: list[Kind] = [
     Kind("onepassword_service_account", "cloud", ("OP_SERVICE_ACCOUNT_TOKEN",), onepassword_sa),
     Kind("oci_api_signing_key", "cloud", ("OCI_CONFIG",), oci_config, block=True),
     Kind("kubeconfig_sa_token", "cloud", ("KUBECONFIG",), kubeconfig_token, block=True),
-    Kind("k8s_bootstrap_token", "cloud", ("--token",), k8s_bootstrap),
+    Kind("k8s_bootstrap_token", "cloud", ("KUBEADM_TOKEN", "bootstrap_token"), k8s_bootstrap),
     # ---- ci ----
     # GitHub docs "About authentication": ghp_ (classic PAT), gho_ (OAuth), ghu_ (user-to-server), ghs_ (server-to-server), ghr_ (refresh): 36 base62.
     Kind("github_classic_pat", "ci", ("GITHUB_TOKEN", "GH_TOKEN"), t("ghp_", ALNUM, 36)),
@@ -767,14 +774,15 @@ KINDS: list[Kind] = [
     Kind("gocardless_access_token", "payment", ("GOCARDLESS_ACCESS_TOKEN",), t("live_", B64URL, 40)),
     # Plaid docs: secret 30 hex per environment.
     Kind("plaid_secret", "payment", ("PLAID_SECRET",), t("", HEX, 30)),
-    # Checkout.com docs: secret keys "sk_" + 26 lowercase base32 (sandbox "sk_sbox_").
+    # Checkout.com docs "API keys": secret keys for server-to-server calls, prefixed "sk_" (sandbox "sk_sbox_");
+    # the body, 26 lowercase base32, is from vendor key listings.
     Kind("checkout_secret_key", "payment", ("CKO_SECRET_KEY",), t("sk_", BASE32_LOWER, 26)),
     # ---- database ----
     Kind("postgres_url", "database", ("DATABASE_URL",), postgres_url),
     Kind("mysql_url", "database", ("MYSQL_URL",), mysql_url),
     Kind("mongodb_srv_url", "database", ("MONGODB_URI",), mongo_url),
     Kind("redis_url", "database", ("REDIS_URL",), redis_url),
-    Kind("pgpass_line", "database", ("~/.pgpass",), pgpass),
+    Kind("pgpass_line", "database", ("~/.pgpass",), pgpass, block=True),
     Kind("mssql_connection_string", "database", ("ConnectionStrings__Default",), mssql),
     Kind("oracle_jdbc_url", "database", ("spring.datasource.url",), oracle_jdbc),
     Kind("amqp_url", "database", ("CLOUDAMQP_URL",), amqp_url),
@@ -789,7 +797,7 @@ KINDS: list[Kind] = [
     Kind("influxdb_token", "database", ("INFLUX_TOKEN",), t("", B64URL, 86, "==")),
     Kind("turso_auth_token", "database", ("TURSO_AUTH_TOKEN",), turso),
     # ---- registry ----
-    Kind("npm_token", "registry", (".npmrc",), npmrc),
+    Kind("npm_token", "registry", (".npmrc",), npmrc, block=True),
     Kind("pypi_token", "registry", (".pypirc",), pypirc, block=True),
     # Docker docs: personal access tokens "dckr_pat_" + 27.
     Kind("docker_hub_pat", "registry", ("DOCKERHUB_TOKEN",), t("dckr_pat_", B64URL, 27)),
@@ -1077,6 +1085,22 @@ def inline_contexts(r: random.Random, name: str, v: str) -> str:
         lambda: r.choice(CHAT_INLINE)(v),
         lambda: f"spring.security.oauth2.client.registration.vendor.client-secret={v}",
         lambda: f'<add name="Vendor" connectionString="{v}" />',
+        lambda: f"services:\n  worker:\n    image: acme/worker:latest\n    environment:\n      - {name}={v}",
+        lambda: f"ENV {name}={v}",
+        lambda: f'[Service]\nEnvironment="{name}={v}"\nExecStart=/usr/local/bin/exporter',
+        lambda: f'PS C:\\src\\app> $env:{name} = "{v}"',
+        lambda: f"set -gx {name} {v}",
+        lambda: f"# helm values-prod.yaml\nvendor:\n  enabled: true\n  {name.lower()}: {v}",
+        lambda: (
+            f'- name: configure vendor\n  ansible.builtin.lineinfile:\n    path: /etc/app.env\n    line: "{name}={v}"'
+        ),
+        lambda: (
+            f"Commented on issue #{r.randint(10, 400)}: still failing for me with `{v}`, any idea? (logs attached)"
+        ),
+        lambda: f"Memory: user prefers the EU endpoint; the credential they gave for the sandbox is {v}",
+        lambda: (
+            f"panic: vendor: unauthorized (key {v})\n\ngoroutine 1 [running]:\nmain.main()\n\t/app/main.go:42 +0x1d"
+        ),
     ]
     return r.choice(opts)()
 
@@ -1449,7 +1473,7 @@ LOOKALIKES: dict[str, Callable[[random.Random], str]] = {
     ),
     # Mapbox docs: public tokens "pk." are meant for client-side maps.
     "mapbox_public_token": lambda r: (
-        f"mapboxgl.accessToken = 'pk.{b64url(json.dumps({'u': rs(r, LOWER, 8), 'a': rs(r, LOWER_ALNUM, 25)}).encode())}.{rs(r, B64URL, 22)}';"
+        f"mapboxgl.accessToken = 'pk.{b64url(compact_json({'u': rs(r, LOWER, 8), 'a': rs(r, LOWER_ALNUM, 25)}).encode())}.{rs(r, B64URL, 22)}';"
     ),
     # Twilio docs: the Account SID identifies the account; the auth token is the secret.
     "twilio_account_sid": lambda r: f"Account SID AC{rs(r, HEX, 32)} (the auth token is in the vault)",
