@@ -1181,24 +1181,33 @@ def fullwidth(r: random.Random, raw: Raw) -> str:
 
 
 def with_placeholder(r: random.Random, raw: Raw) -> Raw:
+    """Writes a placeholder-looking word over the middle of the random part, in the token's own alphabet, so
+    the token keeps its documented shape (a UUID keeps its dashes, a hex key stays hex)."""
     body = raw.text[raw.start : raw.end]
-    if all(c in HEX for c in body):
+    letters = body.replace("-", "")
+    if all(c in HEX for c in letters):
         word = r.choice(HEX_PLACEHOLDERS)
-    elif all(c in HEX.upper() for c in body):
+    elif all(c in HEX.upper() for c in letters):
         word = r.choice(HEX_PLACEHOLDERS).upper()
-    elif all(c in UPPER_ALNUM for c in body):
+    elif all(c in UPPER_ALNUM for c in letters):
         word = r.choice(["EXAMPLE", "XXXX", "TEST", "DUMMY", "SAMPLE"])
-    elif all(c in LOWER_ALNUM for c in body):
+    elif all(c in LOWER_ALNUM for c in letters):
         word = r.choice(["xxxx", "test", "sample", "dummy"])
-    elif all(c in BASE32_LOWER for c in body):
-        word = r.choice(["xxxx", "test", "sample"])
     else:
         word = r.choice(PLACEHOLDER_WORDS)
     if len(body) < len(word) + 8:
         word = word[:4]
-    at = r.randint(2, len(body) - len(word) - 2)
-    new_body = body[:at] + word + body[at + len(word) :]
-    return Raw(raw.text[: raw.start] + new_body + raw.text[raw.end :], raw.start, raw.end)
+    # Near the middle, where the piece that must not survive is taken.
+    at = max(1, min(len(body) - len(word) - 1, (len(body) - len(word)) // 2 + r.randint(-3, 3)))
+    chars = list(body)
+    uuid_shaped = "-" in body and all(c in HEX for c in letters)
+    i = at
+    for c in word:
+        while uuid_shaped and chars[i] == "-":  # a UUID keeps its dashes where they are
+            i += 1
+        chars[i] = c
+        i += 1
+    return Raw(raw.text[: raw.start] + "".join(chars) + raw.text[raw.end :], raw.start, raw.end)
 
 
 def secret_piece(r: random.Random, raw: Raw) -> str:
@@ -1244,7 +1253,7 @@ def render(r: random.Random, kind: Kind, raw: Raw, disguise: str) -> tuple[str, 
         value = raw.text[:at] + brk + raw.text[at:]
     elif disguise == "url_encoded":
         mode = sub.random()
-        if mode < 0.7:
+        if mode < 0.7 or kind.block:
             # Percent-encode every byte, or only the reserved ones when the value has some (otherwise quoting
             # would leave it unchanged and the sample would be plain under another label).
             quoted = quote(raw.text, safe="")
@@ -1474,6 +1483,30 @@ LOOKALIKES: dict[str, Callable[[random.Random], str]] = {
     # Mapbox docs: public tokens "pk." are meant for client-side maps.
     "mapbox_public_token": lambda r: (
         f"mapboxgl.accessToken = 'pk.{b64url(compact_json({'u': rs(r, LOWER, 8), 'a': rs(r, LOWER_ALNUM, 25)}).encode())}.{rs(r, B64URL, 22)}';"
+    ),
+    # Sentry docs: "DSNs are safe to keep public" (the key in it only allows sending events).
+    "sentry_dsn": lambda r: (
+        f"SENTRY_DSN=https://{rs(r, HEX, 32)}@o{rs(r, DIGITS, 6)}.ingest.sentry.io/{rs(r, DIGITS, 7)}"
+    ),
+    # Algolia docs: the search-only API key is meant for the frontend; the admin key is the secret one.
+    "algolia_search_only_key": lambda r: (
+        f"const search = algoliasearch('{rs(r, UPPER_ALNUM, 10)}', '{rs(r, HEX, 32)}'); // search-only key, public"
+    ),
+    # Google reCAPTCHA docs: the site key is embedded in the page; the secret key is not.
+    "recaptcha_site_key": lambda r: f'<div class="g-recaptcha" data-sitekey="6L{rs(r, B64URL, 38)}"></div>',
+    # Supabase docs: the anon key is safe in a browser when row level security is on.
+    "supabase_anon_key": lambda r: (
+        "SUPABASE_ANON_KEY="
+        + b64url(compact_json({"alg": "HS256", "typ": "JWT"}).encode())
+        + "."
+        + b64url(
+            compact_json(
+                {"iss": "supabase", "ref": rs(r, LOWER, 20), "role": "anon", "iat": 1700000000}
+            ).encode()
+        )
+        + "."
+        + rs(r, B64URL, 43)
+        + "  # public, RLS enforced"
     ),
     # Twilio docs: the Account SID identifies the account; the auth token is the secret.
     "twilio_account_sid": lambda r: f"Account SID AC{rs(r, HEX, 32)} (the auth token is in the vault)",
