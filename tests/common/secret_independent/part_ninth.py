@@ -1539,11 +1539,17 @@ LOOKALIKES_PER_KIND = 22
 
 
 def lookalikes(r: random.Random) -> list[Sample]:
-    return [
-        Sample(name, "lookalike", make(r))
-        for name, make in LOOKALIKES.items()
-        for _ in range(LOOKALIKES_PER_KIND)
-    ]
+    # Kinds with a short list of fixed texts (documented placeholders, prose) would repeat; a repeated text
+    # would count one false positive several times, so each text appears once.
+    seen: set[str] = set()
+    out: list[Sample] = []
+    for name, make in LOOKALIKES.items():
+        for _ in range(LOOKALIKES_PER_KIND):
+            text = make(r)
+            if text not in seen:
+                seen.add(text)
+                out.append(Sample(name, "lookalike", text))
+    return out
 
 
 def ninth_credentials(seed: int = SEED) -> list[Credential]:

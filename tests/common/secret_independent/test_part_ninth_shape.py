@@ -40,6 +40,7 @@ def test_lookalikes_are_many_varied_and_unlabelled() -> None:
     assert len(looks) >= 600
     assert len({s.kind for s in looks}) >= 25
     assert all(s.disguise == "" and s.secret == "" for s in looks)
+    assert len({s.text for s in looks}) == len(looks)
 
 
 def test_secret_piece_is_a_middle_piece_of_the_undisguised_text() -> None:
