@@ -408,6 +408,9 @@ def _is_password_of_a_pair(match: re.Match[str]) -> bool:
     )
 
 
+_MIN_BEARER_LETTERS = 12
+
+
 def _is_authorization_value(match: re.Match[str]) -> bool:
     # Any scheme or none ("Bearer", "Splunk", "SSWS", a bare key): the header holds the caller's credential,
     # a UUID after a scheme too (Splunk's HEC tokens).
@@ -424,6 +427,13 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
             _UUID_RE.fullmatch(value) is not None
             or _WEAK_NAME_HEX_KEY_RE.fullmatch(value) is not None
             or _looks_like_password(value)
+            # Random letters of both cases without digits (Vonage's 16): the case flips, unlike a word's.
+            or (
+                _character_classes(value) == {"upper", "lower"}
+                and len(value) >= _MIN_BEARER_LETTERS
+                and 1 / 3 <= sum(char.isupper() for char in value) / len(value) <= 2 / 3
+                and not _is_made_of_words(value)
+            )
             or (
                 len(value) >= 20
                 and {"digit"} < _character_classes(value)
@@ -783,6 +793,8 @@ _SECRET_NAME_SUFFIX = (
     # redis.conf's "requirepass" and "masterauth" take the server's password.
     r"(?:(?P<password>password|passwd|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[a-z])P)ass|requirepass|masterauth)"
     r"|secret(?:[_.-]?key(?:[_.-]?base)?)?|token|credentials?|(?<![A-Za-z])pat|(?-i:(?<=[a-z])P)at"
+    # .NET's "connectionString" attribute holds a whole connection string or, for some vendors, the key alone.
+    r"|connection[_.-]?string"
     r"|(?:api|access|private|auth|encryption|signing|master|hmac|app|application|license|account|admin)[_.-]?key"
     # Any other "<something>_KEY" ("COSMOS_KEY", "x-functions-key"): weaker, see _WEAK_KEY_NAME_WORDS. In a
     # query string a bare "key" or "appid" is the caller's key (Google Maps, OpenWeather).
@@ -802,7 +814,8 @@ _SECRET_NAME_SUFFIX = (
 # assignment rules, the costliest of all, since their pattern may start at any word.
 _SECRET_NAME_WORDS = (
     "pass", "pwd", "secret", "token", "credential", "pat", "key", "certificate", "sig", "session", "sid", "cookie",
-    "auth", "bearer", "appid", "app_id", "_sk", "-sk", ".sk",
+    "auth", "bearer", "appid", "app_id", "_sk", "-sk", ".sk", "connectionstring", "connection_string",
+    "connection-string", "connection.string",
 )  # fmt: skip
 _PASSWORD_COMMANDS = (
     r"(?:mysql(?:dump|admin|import|check|show|slap)?|mariadb(?:-dump|-admin)?|sshpass"
@@ -952,7 +965,9 @@ _NOT_SECRET_SUFFIX_WORDS = frozenset(
 # A word before a key's name in prose that says which secret it is ("the dd api key", "the routing key").
 _KEY_QUALIFIERS = frozenset(
     {"api", "app", "access", "secret", "private", "admin", "auth", "master", "account", "service", "signing",
-     "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload"}
+     "encryption", "routing", "integration", "license", "server", "write", "ingest", "deploy", "upload",
+     # "Your key: <hex>" on a console's settings page is the caller's own.
+     "your", "my"}
 )  # fmt: skip
 _LAST_WORD_RE = re.compile(r"([A-Za-z]+)[\s_-]*+$")
 # A product's name right before a secret's name ("the Plaid key", "Twilio anahtarı", "Linodeのキー", "Astra
@@ -1420,6 +1435,8 @@ _HANDED_OVER_AFTER_RE = re.compile(
 )
 # A short commit is 7 to 12 hex digits, a full one 40; keys in hex are 32 and longer.
 _MIN_HANDED_HEX_LENGTH = 32
+# A client's class built with a value ("new VendorClient(", "sdk.Client("), not a lookup ("getClient(").
+_CLIENT_CONSTRUCTOR_RE = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9_]*?)?Client[A-Za-z0-9_]*+\(\s*+[\"'`]$")
 _SDK_CALL_RE = re.compile(r"(?:Client|client|\.init|\.configure|\.setup)[A-Za-z0-9_]*+\(\s*+[\"'`]$")
 _DASHED_HEX_RE = re.compile(r"[0-9a-fA-F]{8,}+(?:-[0-9a-fA-F]{4,}+)++")
 _MIN_DASHED_HEX_DIGITS = 32
@@ -1631,6 +1648,14 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
         or (opens_line and _HANDED_OVER_RE.search(above[-60:]))
     ):
         return not _CONTEXT_NOT_SECRET_RE.search(before[-40:])
+    # A client built with a UUID or key-sized hex ("new VendorClient(\"<uuid>\")") is built with its key.
+    if (
+        strength == "weak"
+        and _CLIENT_CONSTRUCTOR_RE.search(before)
+        and _is_id_shaped(value)
+        and len(value) >= _MIN_HANDED_HEX_LENGTH
+    ):
+        return True
     # Hex or a UUID handed over right there ("the new one is <uuid>", "tested locally with `<hex>`", "<hex>
     # works for the sandbox"), with no word on the line that makes it a commit, a digest or an id.
     if (
@@ -1715,6 +1740,10 @@ _DATA_URI_RE = re.compile(r"(?:base64,|data:)$")
 _CASE_PIECE_RE = re.compile(r"[A-Z]?[a-z]++|[A-Z]++(?![a-z])")
 _MIN_WORD_PIECE_LENGTH = 4
 _REPEATED_BLOCK = 5
+_ASSIGNED_BEFORE_RE = re.compile(
+    r"(?:=|(?:[A-Za-z][A-Za-z0-9]*+[_.-][A-Za-z0-9_.-]*+|[a-z]++[A-Z][A-Za-z0-9_]*+|[\"'][^\"'\n]{1,60}[\"'])\s*+:)"
+    r"\s*+[\"'`]?$"
+)
 _CALL_BEFORE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+\(\s*+[\"'`]?$")
 _MAX_EXPLAINED_BEFORE = 40
 _MAX_EXPLAINED_AFTER = 24
@@ -1750,6 +1779,10 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
         return False
     named = _WORD_RIGHT_BEFORE_RE.search(text, max(0, start - 40), start)
     if named is not None and named[1].lower() not in _HANDING_WORDS:
+        return False
+    # A value under a name ("data-sitekey=\"<key>\"", "\"build_hash\": \"<hash>\"") is judged by its name, by the
+    # rules that know secrets' names; a label in prose ("note to self: <key>") names no value.
+    if _ASSIGNED_BEFORE_RE.search(text, max(0, start - 80), start):
         return False
     # A call's argument is what the call takes ("oauth('<client id>')"); the credential-context rule knows
     # the calls that take a key.

@@ -1123,3 +1123,42 @@ def test_a_random_string_nothing_explains_is_found_and_redacted(text: str, secre
 )
 def test_look_alikes_of_a_random_string_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+LETTERS16 = "".join(_RNG.choice(string.ascii_lowercase) + _RNG.choice(string.ascii_uppercase) for _ in range(8))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # .NET's connectionString attribute holding a vendor's key alone.
+        (f'<add name="Vendor" connectionString="{HEX32}" />', HEX32),
+        (f'<add name="Vendor" connectionString="{UUID}" />', UUID),
+        # A console's settings page: "Your key".
+        (f"Screenshot of the settings page, transcribed:\n  API access\n  Your key: {HEX40}\n  [Copy]", HEX40),
+        # A client built with a UUID.
+        (f'var client = new VendorClient("{UUID}");', UUID),
+        # Random letters of both cases after an Authorization scheme.
+        (f'headers={{"Authorization": "Bearer {LETTERS16}"}}', LETTERS16),
+    ],
+)
+def test_forms_of_the_ninth_part_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A value under a name is judged by the name: a reCAPTCHA site key is public.
+        f'<div class="g-recaptcha" data-sitekey="6L{KEY[:38]}"></div>',
+        f'{{"build_hash": "{KEY}"}}',
+        # A connection string that names no credential, a primary key on a settings page, a GUID.
+        '<add name="Local" connectionString="Server=(localdb)\\MSSQLLocalDB;Integrated Security=true" />',
+        f"Settings page:\n  Your order: {HEX32}",
+        f'var id = new Guid("{UUID}");',
+        "Authorization: Bearer <YourAccessTokenHere>",
+    ],
+)
+def test_look_alikes_of_the_ninth_part_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

@@ -18,6 +18,7 @@ from tests.common.secret_independent.part_dev import dev_part
 from tests.common.secret_independent.part_eighth import eighth_part as independent_eighth_part
 from tests.common.secret_independent.part_fifth import fifth_part as independent_fifth_part
 from tests.common.secret_independent.part_fourth import fourth_part as independent_fourth_part
+from tests.common.secret_independent.part_ninth import ninth_part as independent_ninth_part
 from tests.common.secret_independent.part_seventh import seventh_part as independent_seventh_part
 from tests.common.secret_independent.part_sixth import sixth_part as independent_sixth_part
 from tests.common.secret_independent.part_third import third_part as independent_third_part
@@ -82,6 +83,10 @@ PARTS = {
     # An eighth, first measured at 96.93 % and 1 of 682 look-alikes (docs/security.md) with the rules taught
     # by the seventh, then taught a few classes of its misses and given the random-string rule: 2,008 of 2,020.
     "independent-eighth": independent_eighth_part,
+    # A ninth, first measured at 98.50 % and 22 of 764 look-alikes (all reCAPTCHA site keys in an HTML
+    # attribute, refused by the random-string rule) with the random-string rule, then taught a few classes of
+    # its misses and that a value under a name is judged by its name: 1,916 of 1,930, 0 of 764.
+    "independent-ninth": independent_ninth_part,
 }
 # Parts below issue 37's credential target today, each held at its figure rounded down to half a percent.
 GUARDED_PARTS = {"independent-seventh": 0.98}
