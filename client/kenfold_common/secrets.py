@@ -1436,7 +1436,9 @@ _HANDED_OVER_AFTER_RE = re.compile(
 # A short commit is 7 to 12 hex digits, a full one 40; keys in hex are 32 and longer.
 _MIN_HANDED_HEX_LENGTH = 32
 # A client's class built with a value ("new VendorClient(", "sdk.Client("), not a lookup ("getClient(").
-_CLIENT_CONSTRUCTOR_RE = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9_]*?)?Client[A-Za-z0-9_]*+\(\s*+[\"'`]$")
+_CLIENT_CONSTRUCTOR_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9_]*?)?Client[A-Za-z0-9_]*+\(\s*+[\"'`]$"
+)
 _SDK_CALL_RE = re.compile(r"(?:Client|client|\.init|\.configure|\.setup)[A-Za-z0-9_]*+\(\s*+[\"'`]$")
 _DASHED_HEX_RE = re.compile(r"[0-9a-fA-F]{8,}+(?:-[0-9a-fA-F]{4,}+)++")
 _MIN_DASHED_HEX_DIGITS = 32

@@ -1125,7 +1125,9 @@ def test_look_alikes_of_a_random_string_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
 
 
-LETTERS16 = "".join(_RNG.choice(string.ascii_lowercase) + _RNG.choice(string.ascii_uppercase) for _ in range(8))
+LETTERS16 = "".join(
+    _RNG.choice(string.ascii_lowercase) + _RNG.choice(string.ascii_uppercase) for _ in range(8)
+)
 
 
 @pytest.mark.parametrize(
@@ -1135,7 +1137,10 @@ LETTERS16 = "".join(_RNG.choice(string.ascii_lowercase) + _RNG.choice(string.asc
         (f'<add name="Vendor" connectionString="{HEX32}" />', HEX32),
         (f'<add name="Vendor" connectionString="{UUID}" />', UUID),
         # A console's settings page: "Your key".
-        (f"Screenshot of the settings page, transcribed:\n  API access\n  Your key: {HEX40}\n  [Copy]", HEX40),
+        (
+            f"Screenshot of the settings page, transcribed:\n  API access\n  Your key: {HEX40}\n  [Copy]",
+            HEX40,
+        ),
         # A client built with a UUID.
         (f'var client = new VendorClient("{UUID}");', UUID),
         # Random letters of both cases after an Authorization scheme.
