@@ -1277,7 +1277,9 @@ def credential_samples(r: random.Random) -> list[tuple[Sample, str]]:
             piece = middle(sensitive)
             at = value.index(piece) + len(piece) // 2
             block = cred.block or "\n" in value
-            context = r.choice(BLOCK if block else NAMED + BARE)
+            # A connection string or "Basic ..." value reads oddly as a bare bearer token in chat: named texts only.
+            bare_ok = "://" not in value and " " not in value
+            context = r.choice(BLOCK if block else NAMED + BARE if bare_ok else NAMED)
             raw = context(cred.name, value, f)
             if disguise in ("plain", "placeholder_word"):
                 text = raw
@@ -1518,6 +1520,50 @@ LOOKALIKES: dict[str, LookAlike] = {
         f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha(r, 64)}\nsize {r.randint(1000, 10**8)}"
     ),
 }
+
+
+# Config texts that carry no hint of a secret, for non-secret values under names with "key", "id", "token".
+NEUTRAL = [NAMED[i] for i in (0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 15, 16, 17, 19, 20, 22, 23, 32)]
+NON_SECRET_NAMES: list[tuple[str, Callable[[random.Random], str]]] = [
+    ("GIT_COMMIT_SHA", lambda r: sha(r)),
+    ("IMAGE_DIGEST", lambda r: "sha256:" + sha(r, 64)),
+    ("IDEMPOTENCY_KEY", uuid4),
+    ("CACHE_KEY", lambda r: sha(r, 64)),
+    ("TRACE_ID", lambda r: sha(r, 32)),
+    ("PUBLIC_KEY_FINGERPRINT", lambda r: "SHA256:" + rnd(r, B64, 43)),
+    ("KMS_KEY_ID", uuid4),
+    ("PRIMARY_KEY", lambda r: str(r.randint(10**6, 10**9))),
+    ("MAX_TOKENS", lambda r: str(r.choice([1024, 4096, 8192, 32000]))),
+    ("BUILD_ID", lambda r: rnd(r, LOWER_ALNUM, 20)),
+    ("STRIPE_PUBLISHABLE_KEY", lambda r: "pk_live_51" + rnd(r, ALNUM, 97)),
+    ("SENTRY_RELEASE", lambda r: sha(r)),
+    ("TOKEN_ENDPOINT", lambda r: "https://auth.acme.io/oauth/token"),
+    ("SECRET_NAME", lambda r: r.choice(["prod/billing/db", "kv/ci/npm", "projects/acme/secrets/stripe"])),
+]
+
+
+def non_secret_named(r: random.Random, f: Filler) -> str:
+    name, make = r.choice(NON_SECRET_NAMES)
+    return r.choice(NEUTRAL)(name, make(r), f)
+
+
+def multilingual_ids(r: random.Random, f: Filler) -> str:
+    return r.choice(
+        [
+            f"Le commit {sha(r)} corrige la fuite du jeton, merci {f['person']} !",
+            f"请看提交 {sha(r)}，它修复了令牌刷新的问题。",
+            f"トレースID: {sha(r, 32)} でタイムアウトしています。",
+            f"Идентификатор запроса: {uuid4(r)} — посмотри логи.",
+            f"El hash SHA-256 del instalador es {sha(r, 64)}",
+            f"Der Schlüssel-Fingerabdruck (öffentlich) ist SHA256:{rnd(r, B64, 43)}",
+            f"Ordem {uuid4(r)} ficou presa no checkout.",
+            f"커밋 {sha(r, 12)} 에서 토큰 개수 계산이 바뀌었습니다.",
+        ]
+    )
+
+
+LOOKALIKES["non_secret_values_under_key_names"] = non_secret_named
+LOOKALIKES["ids_in_chat_many_languages"] = multilingual_ids
 
 
 def lookalike_samples(r: random.Random) -> list[tuple[Sample, str]]:
