@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|independent-tenth|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -32,6 +32,7 @@ from tests.common.secret_independent.part_fourth import fourth_part  # noqa: E40
 from tests.common.secret_independent.part_ninth import ninth_part  # noqa: E402
 from tests.common.secret_independent.part_seventh import seventh_part  # noqa: E402
 from tests.common.secret_independent.part_sixth import sixth_part  # noqa: E402
+from tests.common.secret_independent.part_tenth import tenth_part  # noqa: E402
 from tests.common.secret_independent.part_third import third_part  # noqa: E402
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
@@ -201,6 +202,7 @@ def main() -> None:
             "independent-seventh",
             "independent-eighth",
             "independent-ninth",
+            "independent-tenth",
             "all",
         ),
         default="all",
@@ -240,6 +242,7 @@ def main() -> None:
         "independent-seventh": seventh_part,
         "independent-eighth": eighth_part,
         "independent-ninth": ninth_part,
+        "independent-tenth": tenth_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):

@@ -443,6 +443,10 @@ def _is_authorization_value(match: re.Match[str]) -> bool:
     )
 
 
+def _is_basic_credential(match: re.Match[str]) -> bool:
+    return _is_encoded_user_and_password(match["value"])
+
+
 def _is_real_token(match: re.Match[str]) -> bool:
     return match[0] not in _DOCUMENTED_EXAMPLE_TOKENS and not _is_placeholder_body(match["body"])
 
@@ -1390,7 +1394,9 @@ _CONTEXT_CUE_RE = re.compile(
 )
 # What happened to a key, said right after it ("... the other was revoked", "| gh auth login --with-token").
 _CONTEXT_EVENT_AFTER_RE = re.compile(
-    r"\b(?:revoked|rotated|rotate|leaked|compromised|rejected|unauthori[sz]ed)\b|\b40[13]\b",
+    # A console's buttons under a key ("Copy   Revoke") and a chat's next line ("oops wrong channel, rotating").
+    r"\b(?:revoked?|rotated|rotate|rotating|regenerated?|leaked|compromised|rejected|unauthori[sz]ed)\b"
+    r"|\b40[13]\b",
     re.IGNORECASE,
 )
 # Words that make a value near a cue something else: the id, digest or public half of a key, a commit, a
@@ -2096,6 +2102,17 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_real_token,
     ),
     _Rule(
+        "sumologic-source-url",
+        "Sumo Logic HTTP source URL",
+        # Sumo Logic's HTTP source URL carries its token in the path: whoever has the URL can send logs.
+        re.compile(
+            r"https://[A-Za-z0-9.-]*?sumologic\.(?:com|net)/receiver/v1/(?:http|otlp|trace|zipkin|logs)/"
+            r"(?P<body>[A-Za-z0-9_=-]{20,})"
+        ),
+        accepts=_is_real_token,
+        hint="sumologic",
+    ),
+    _Rule(
         "stripe-key",
         "Stripe API key",
         re.compile(r"(?:sk|rk)_(?:live|test)_(?P<body>[A-Za-z0-9]{20,})"),
@@ -2232,7 +2249,11 @@ _RULES: tuple[_Rule, ...] = (
                 "age secret key",
                 r"AGE-SECRET-KEY-1(?P<body>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
             ),
-            ("1password-token", "1Password service account token", r"ops_(?P<body>eyJ[A-Za-z0-9_-]{50,})"),
+            (
+                "1password-token",
+                "1Password service account token",
+                r"ops_(?P<body>eyJ[A-Za-z0-9_+/-]{50,}+=*+)",
+            ),
             ("airtable-token", "Airtable token", r"pat(?P<body>[A-Za-z0-9]{14}\.[a-f0-9]{64})"),
             ("figma-token", "Figma token", r"figd_(?P<body>[A-Za-z0-9_-]{40,})"),
             ("dropbox-token", "Dropbox token", r"sl\.(?:u\.)?(?P<body>[A-Za-z0-9_-]{130,})"),
@@ -2618,11 +2639,20 @@ _RULES: tuple[_Rule, ...] = (
         accepts=_is_authorization_value,
     ),
     _Rule(
+        "basic-credentials",
+        "Basic credential",
+        # "Basic <base64 of user:password>" outside a header line ("Authorization for prod is Basic ..."):
+        # the scheme says what the run encodes.
+        re.compile(r"(?<![A-Za-z])Basic\s++(?P<value>[A-Za-z0-9+/]{12,}+={0,2})(?![A-Za-z0-9+/=])"),
+        accepts=_is_basic_credential,
+        hint="Basic",
+    ),
+    _Rule(
         "docker-auth",
         "registry credential in a Docker config",
         # ~/.docker/config.json and .dockerconfigjson: "auth" is base64 of "user:password".
         re.compile(r"\"auth\"\s*+:\s*+\"(?P<value>[A-Za-z0-9+/]{12,}+={0,2})\""),
-        accepts=lambda match: _is_encoded_user_and_password(match["value"]),
+        accepts=_is_basic_credential,
         hint='"auth"',
     ),
     _Rule(

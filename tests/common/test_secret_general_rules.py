@@ -1167,3 +1167,39 @@ def test_forms_of_the_ninth_part_are_found_and_redacted(text: str, secret: str) 
 )
 def test_look_alikes_of_the_ninth_part_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+BASIC = base64.b64encode(f"api:{PASSWORD}".encode()).decode()
+OPS_BODY = "eyJzaWduSW5BZGRyZXNzIjoi" + KEY[:20] + "/" + KEY[20:] + "+" + MIXED24
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # Sumo Logic's HTTP source URL holds its token.
+        (f"SUMO_URL=https://endpoint4.collection.us2.sumologic.com/receiver/v1/http/{KEY}{MIXED24}", KEY),
+        # "Basic <base64 of user:password>" in a sentence.
+        (f"Note to self: Authorization for prod is Basic {BASIC}; Dmitri has the other one.", BASIC),
+        # A console's buttons under a key, a chat's next line about rotating it.
+        (f"[screenshot]\nName: search-sync-qa\nCreated: 2026-04-12\n{HEX32}\nCopy   Revoke", HEX32),
+        (f"> Mateo (12:39:13): {HEX32}\n> Mateo (12:39:13): oops wrong channel, rotating now", HEX32),
+        # A 1Password service account token whose base64 holds "/" and "+" is redacted whole.
+        (f"OP_SERVICE_ACCOUNT_TOKEN: ops_{OPS_BODY}", OPS_BODY[-20:]),
+    ],
+)
+def test_forms_of_the_tenth_part_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'WWW-Authenticate: Basic realm="staging", charset="UTF-8"',
+        f"Basic {base64.b64encode(b'hello world, this is prose').decode()}",
+        "https://help.sumologic.com/docs/send-data/hosted-collectors/http-source/logs-metrics/",
+        f"[screenshot]\nName: search-sync-qa\nCommit: {HEX40}\nCopy   Revert",
+    ],
+)
+def test_look_alikes_of_the_tenth_part_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []

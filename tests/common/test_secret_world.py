@@ -21,6 +21,7 @@ from tests.common.secret_independent.part_fourth import fourth_part as independe
 from tests.common.secret_independent.part_ninth import ninth_part as independent_ninth_part
 from tests.common.secret_independent.part_seventh import seventh_part as independent_seventh_part
 from tests.common.secret_independent.part_sixth import sixth_part as independent_sixth_part
+from tests.common.secret_independent.part_tenth import tenth_part as independent_tenth_part
 from tests.common.secret_independent.part_third import third_part as independent_third_part
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
@@ -87,12 +88,15 @@ PARTS = {
     # attribute, refused by the random-string rule) with the random-string rule, then taught a few classes of
     # its misses and that a value under a name is judged by its name: 1,916 of 1,930, 0 of 764.
     "independent-ninth": independent_ninth_part,
+    # A tenth, first measured at 98.74 % and 0 of 680 look-alikes with the rules the ninth taught, then taught
+    # Sumo Logic's source URL, "Basic <base64>" in prose and a console's buttons: 1,890 of 1,899, 0 of 680.
+    "independent-tenth": independent_tenth_part,
 }
 # Parts below issue 37's credential target today, each held at its figure rounded down to half a percent.
 GUARDED_PARTS = {"independent-seventh": 0.98}
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece; in the independent seventh, a Plaid secret beside a
-# refused access token, and a 1Password token whose base64 holds "/", are redacted only in part).
+# refused access token is redacted only in part).
 FULLY_REDACTED_PARTS = [name for name in PARTS if name not in ("held-out", "independent-seventh")]
 
 
