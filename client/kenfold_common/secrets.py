@@ -1746,7 +1746,11 @@ _HANDING_WORDS = frozenset(
 _WORD_RIGHT_BEFORE_RE = re.compile(r"([^\W\d_]++) $")
 _DATA_URI_RE = re.compile(r"(?:base64,|data:)$")
 _CASE_PIECE_RE = re.compile(r"[A-Z]?[a-z]++|[A-Z]++(?![a-z])")
-_MIN_WORD_PIECE_LENGTH = 4
+# Random strings' pieces between case changes average about 2 characters (at most 3.2 in every part's
+# refused credentials); words' average 3.3 and more ("toHaveValue/toBeEmpty", "GPL-3.0-or-later").
+_MIN_WORD_PIECE_LENGTH = 3.25
+# Letters and digits a random string must hold: fewer are a version, a short name or a code.
+_MIN_RANDOM_STRING_ALNUM = 16
 _REPEATED_BLOCK = 5
 _ASSIGNED_BEFORE_RE = re.compile(
     r"(?:=|(?:[A-Za-z][A-Za-z0-9]*+[_.-][A-Za-z0-9_.-]*+|[a-z]++[A-Z][A-Za-z0-9_]*+|[\"'][^\"'\n]{1,60}[\"'])\s*+:)"
@@ -1771,7 +1775,7 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
     classes = _character_classes(value)
     # Both cases: hex, UUIDs and one-case runs are digests, ids and addresses (bech32's "bc1q...", IPFS'
     # "bafy...") too often to be refused without a word that calls them a key.
-    if not {"upper", "lower"} <= classes:
+    if not {"upper", "lower"} <= classes or sum(char.isalnum() for char in value) < _MIN_RANDOM_STRING_ALNUM:
         return False
     if (
         _PUBLIC_ID_PREFIX_RE.match(value)

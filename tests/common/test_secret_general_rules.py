@@ -1115,6 +1115,10 @@ def test_a_random_string_nothing_explains_is_found_and_redacted(text: str, secre
         f"-----BEGIN PUBLIC KEY-----\n{KEY}{KEY[:24]}\n{KEY}{KEY[:24]}\n-----END PUBLIC KEY-----",
         f'<img src="data:image/png;base64,{KEY}{KEY}">',
         "payload=Configuration%20reconciliation%20observability%20deployment",
+        # Words with capitals and digits: code, a licence's name.
+        "Capture expected input value for toHaveValue/toBeEmpty with playwright-cli",
+        "License: GPL-3.0-or-later WITH GCC-exception-3.1",
+        "class getUserAccountSettingsV2Handler extends BaseHandler",
         # Output whose header joined to the next line reads as mixed case.
         "NAME                      READY   STATUS\norders-0r1re4ksee-qhziu   1/1     Running",
         # Hex handed over with a word that makes it a commit.
