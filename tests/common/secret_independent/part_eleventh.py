@@ -661,6 +661,14 @@ KINDS: list[Kind] = [
     Kind("cloudflare_global_key", "cloud", "Cloudflare global API key", "CLOUDFLARE_API_KEY", T((HEX, 37))),
     # Heroku docs (2024 token format): HRKU- prefix on API keys.
     Kind("heroku_api_key", "cloud", "Heroku API key", "HEROKU_API_KEY", T("HRKU-AA", (URLSAFE, 58))),
+    # Heroku Dev Center "Getting Started with the Platform API": `heroku authorizations:create` prints a UUID token.
+    Kind(
+        "heroku_authorization_token",
+        "cloud",
+        "Heroku authorization token",
+        "HEROKU_API_TOKEN",
+        lambda r: (t := r.uuid(), mid(t, trim=0)),
+    ),
     # Yandex Cloud docs: API keys begin AQVN, IAM tokens t1.
     Kind("yandex_api_key", "cloud", "Yandex Cloud API key", "YC_API_KEY", T("AQVN", (URLSAFE, 36))),
     # Fly.io docs: `fly tokens create` prints "FlyV1 fm2_" + long base64.
@@ -1095,6 +1103,7 @@ KINDS: list[Kind] = [
     # OpenAI legacy keys: sk- + 20 + T3BlbkFJ + 20.
     Kind("openai_legacy_key", "ai", "OpenAI key", "OPENAI_KEY", T("sk-", (AN, 20), "T3BlbkFJ", (AN, 20))),
     Kind("anthropic_key", "ai", "Anthropic key", "ANTHROPIC_API_KEY", anthropic),
+    # Google AI Studio docs: Gemini API keys are Google Cloud API keys, AIza + 35 base64url.
     Kind("gemini_api_key", "ai", "Gemini API key", "GEMINI_API_KEY", T("AIza", (URLSAFE, 35))),
     # Hugging Face docs: user access tokens hf_ + 34.
     Kind("huggingface_token", "ai", "Hugging Face token", "HF_TOKEN", T("hf_", (AN, 34))),
