@@ -972,6 +972,26 @@ NAMED: list[Ctx] = [
         f"spring.datasource.password={v}" if "PASSWORD" in var.upper() else f"app.{var.lower()}={v}"
     ),
     lambda rng, var, v: f"Settings -> API -> {var}: {v} (screenshot transcribed from Priya's laptop)",
+    lambda rng, var, v: f'$env:{_env_key(var)} = "{v}"\n.\\scripts\\Publish.ps1 -Verbose',
+    lambda rng, var, v: f"set {_env_key(var)}={v}\r\ncall build.cmd",
+    lambda rng, var, v: f"[Service]\nEnvironment={_env_key(var)}={v}\nExecStart=/usr/local/bin/worker",
+    lambda rng, var, v: (
+        f"services:\n  worker:\n    image: acme/worker:2.3\n    environment:\n      {_env_key(var)}: {v}"
+    ),
+    lambda rng, var, v: f'# values-prod.yaml\nsecrets:\n  {var.lower().replace("_", "")}: "{v}"',
+    lambda rng, var, v: f"ENV['{_env_key(var)}'] ||= '{v}'",
+    lambda rng, var, v: f"$config['{var.lower()}'] = '{v}';",
+    lambda rng, var, v: f'private static final String {_env_key(var)} = "{v}";',
+    lambda rng, var, v: f'builder.Configuration["{var}"] = "{v}";',
+    lambda rng, var, v: f'let {var.lower()} = "{v}"; // FIXME read from env',
+    lambda rng, var, v: f"0 3 * * * {_env_key(var)}={v} /opt/backup/run.sh >> /var/log/backup.log 2>&1",
+    lambda rng, var, v: f'curl -sS https://api.vendor.example/v1/me \\\n  -H "Authorization: Bearer {v}"',
+    lambda rng, var, v: (
+        f"jobs:\n  deploy:\n    runs-on: ubuntu-latest\n    env:\n      {_env_key(var)}: {v}\n    steps:\n      - run: make deploy"
+    ),
+    lambda rng, var, v: (
+        f"Memory (agent): the user's {var.replace('_', ' ').lower()} for the staging tenant is {v}; they asked me to remember it."
+    ),
 ]
 
 NAMELESS: list[Ctx] = [
@@ -1016,6 +1036,74 @@ FILE_CONTEXTS: list[Ctx] = [
     ),
     lambda rng, var, v: f"Notebook cell [7]:\nCREDS = '''\n{v}\n'''",
 ]
+
+
+# Where each provider's documentation says the value goes: a CLI config file, a header, a URL.
+SPECIFIC: dict[str, list[Ctx]] = {
+    "npm_token": [lambda rng, var, v: f"//registry.npmjs.org/:_authToken={v}\nalways-auth=true"],
+    "pypi_token": [lambda rng, var, v: f"[pypi]\n  username = __token__\n  password = {v}"],
+    "cratesio_token": [lambda rng, var, v: f'# ~/.cargo/credentials.toml\n[registry]\ntoken = "{v}"'],
+    "rubygems_api_key": [lambda rng, var, v: f"---\n:rubygems_api_key: {v}"],
+    "nuget_api_key": [
+        lambda rng, var, v: f"dotnet nuget push bin/Release/*.nupkg --api-key {v} --source nuget.org"
+    ],
+    "dockerhub_pat": [lambda rng, var, v: f"echo {v} | docker login -u acmebot --password-stdin"],
+    "github_classic_pat": [
+        lambda rng, var, v: f"git remote set-url origin https://x-access-token:{v}@github.com/acme/infra.git",
+        lambda rng, var, v: f"url = https://{v}@github.com/acme/site",
+    ],
+    "gitlab_pat": [lambda rng, var, v: f"git clone https://oauth2:{v}@gitlab.com/acme/backend.git"],
+    "kubeconfig_bootstrap_token": [
+        lambda rng, var, v: f"users:\n- name: ci\n  user:\n    token: {v}",
+        lambda rng, var, v: (
+            f"kubeadm join 10.0.0.10:6443 --token {v} --discovery-token-ca-cert-hash sha256:{'0' * 8}"
+        ),
+    ],
+    "kubernetes_sa_jwt": [lambda rng, var, v: f"users:\n- name: deployer\n  user:\n    token: {v}"],
+    "stripe_secret_key": [lambda rng, var, v: f"curl https://api.stripe.com/v1/charges -u {v}:"],
+    "openai_project_key": [lambda rng, var, v: f'client = OpenAI(api_key="{v}")'],
+    "anthropic_api_key": [
+        lambda rng, var, v: f"curl https://api.anthropic.com/v1/messages -H 'x-api-key: {v}'"
+    ],
+    "telegram_bot_token": [
+        lambda rng, var, v: (
+            f"curl 'https://api.telegram.org/bot{v}/sendMessage?chat_id=-1001&text=deploy%20ok'"
+        )
+    ],
+    "datadog_api_key": [lambda rng, var, v: f"-H 'DD-API-KEY: {v}' https://api.datadoghq.eu/api/v1/validate"],
+    "jenkins_api_token": [
+        lambda rng, var, v: f"curl -X POST -u admin:{v} https://jenkins.corp/job/release/build"
+    ],
+    "zendesk_api_token": [
+        lambda rng, var, v: f"curl https://acme.zendesk.com/api/v2/tickets.json -u ana@acme.example/token:{v}"
+    ],
+    "splunk_hec_token": [
+        lambda rng, var, v: (
+            f"curl -k https://splunk:8088/services/collector -H 'Authorization: Splunk {v}' -d '{{\"event\":\"hi\"}}'"
+        )
+    ],
+    "slack_bot_token": [lambda rng, var, v: f'client = WebClient(token="{v}")'],
+    "mailgun_api_key": [
+        lambda rng, var, v: f"curl -s --user 'api:{v}' https://api.mailgun.net/v3/mg.acme.example/messages"
+    ],
+    "twilio_auth_token": [
+        lambda rng, var, v: (
+            f"curl -X POST https://api.twilio.com/2010-04-01/Accounts/AC{'0' * 32}/Messages.json -u AC{'0' * 32}:{v}"
+        )
+    ],
+    "huggingface_token": [lambda rng, var, v: f"huggingface-cli login --token {v}"],
+    "databricks_pat": [
+        lambda rng, var, v: (
+            f"[DEFAULT]\nhost = https://adb-1234567890123456.7.azuredatabricks.net\ntoken = {v}"
+        )
+    ],
+    "sendgrid_api_key": [lambda rng, var, v: f"sg = SendGridAPIClient('{v}')"],
+    "vault_service_token": [lambda rng, var, v: f"vault login {v}"],
+    "mapbox_secret_token": [lambda rng, var, v: f"MAPBOX_DOWNLOADS_TOKEN={v} pod install"],
+    "cloudflare_api_token": [
+        lambda rng, var, v: f"wrangler: export CLOUDFLARE_API_TOKEN={v} && npx wrangler deploy"
+    ],
+}
 
 
 # --- disguises -----------------------------------------------------------------------------------------
@@ -1134,6 +1222,8 @@ def _credentials(rng: random.Random) -> list[RawSample]:
                 value, secret = _placeholder(rng, value, secret)
             if kind.multiline:
                 ctx = rng.choice(FILE_CONTEXTS)
+            elif kind.name in SPECIFIC and rng.random() < 0.4:
+                ctx = rng.choice(SPECIFIC[kind.name])
             else:
                 ctx = rng.choice(NAMED if rng.random() < 0.7 else NAMELESS)
             raw = ctx(rng, kind.var, value)
