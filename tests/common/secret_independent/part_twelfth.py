@@ -1315,6 +1315,8 @@ LOOKALIKES: dict[str, LookGen] = {
             "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "The docs use AKIAIOSFODNN7EXAMPLE as the access key id in every example.",
             "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY  # from the AWS CLI guide",
+            "[profile user1]\naws_access_key_id=AKIAI44QH8DHBEXAMPLE\naws_secret_access_key=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+            "AWS docs' second example pair: AKIAI44QH8DHBEXAMPLE / je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         ]
     ),
     "doc_placeholders": lambda rng: rng.choice(
@@ -1327,6 +1329,13 @@ LOOKALIKES: dict[str, LookGen] = {
             "password: changeme  # set a real one in the vault",
             "Replace <GITLAB_TOKEN> with a token that has read_api scope.",
             "DATABASE_URL=postgres://user:password@localhost:5432/dbname",
+            "STRIPE_SECRET_KEY=sk_test_<your_key_here>",
+            "ANTHROPIC_API_KEY=your-api-key  # see console settings",
+            "HF_TOKEN=hf_xxx",
+            "npm config set //registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+            "Authorization: Bearer <token>",
+            "mongodb+srv://<username>:<password>@cluster0.example.mongodb.net/",
+            "TELEGRAM_BOT_TOKEN=123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11  # the Bot API docs' sample",
         ]
     ),
     "secret_references": lambda rng: rng.choice(
@@ -1341,6 +1350,13 @@ LOOKALIKES: dict[str, LookGen] = {
             "DD_API_KEY={{ datadog_api_key }}",
             'password = config.get("db", "password")',
             "token: \"{{ vault('secret/data/ci#token') }}\"",
+            "password = getpass.getpass('DB password: ')",
+            "$password = Read-Host -AsSecureString",
+            'api_key = st.secrets["openai"]["api_key"]',
+            'AWS_SECRET_ACCESS_KEY: "op://Engineering/aws-prod/secret key"',
+            "SENTRY_AUTH_TOKEN=$(gcloud secrets versions access latest --secret=sentry-token)",
+            'token := os.Getenv("SLACK_BOT_TOKEN")',
+            "spring.datasource.password=${DB_PASSWORD}",
         ]
     ),
     "ssh_public_key": lambda rng: rng.choice(
@@ -1416,6 +1432,12 @@ LOOKALIKES: dict[str, LookGen] = {
             "Le jeton d'accès expire après 24 heures ; le renouveler via le portail.",
             "Die API-Schlüssel werden jetzt in AWS Secrets Manager verwaltet.",
             "トークンは90日ごとに更新してください。",
+            "Postmortem: the leaked key was revoked within 12 minutes; secret scanning caught it on push.",
+            "Action item: move every API key out of the .env files and into the secrets manager.",
+            "The access token expires after one hour; the refresh token lasts 30 days.",
+            "Contraseña del Wi-Fi de la oficina: pregúntale a recepción, no la guardes aquí.",
+            "Idempotency keys must be unique per request; we reuse the order id for that.",
+            "Primary key and foreign key constraints were added in migration 0042.",
         ]
     ),
     # Sentry docs: the DSN's public key only allows sending events; Sentry says DSNs are safe to expose.
@@ -1432,6 +1454,23 @@ LOOKALIKES: dict[str, LookGen] = {
     "llm_usage_log": lambda rng: (
         f'{{"id": "chatcmpl-{_r(rng, ALNUM, 29)}", "usage": {{"prompt_tokens": {rng.randrange(100, 9000)}, "completion_tokens": {rng.randrange(10, 900)}}}}}'
     ),
+    # Algolia docs: the search-only API key is meant for front-end code; only the admin key is secret.
+    "algolia_search_only_key": lambda rng: (
+        f"instantsearch({{ appId: '{_r(rng, UPPER_ALNUM, 10)}', searchKey: '{_r(rng, HEX, 32)}' }}) // search-only, public"
+    ),
+    # RFC 7517: a JWKS publishes the public modulus n and exponent e.
+    "jwks_public_key": lambda rng: (
+        f'{{"keys": [{{"kty": "RSA", "kid": "{_r(rng, HEX, 16)}", "use": "sig", "n": "{_r(rng, B64URL, 342)}", "e": "AQAB"}}]}}'
+    ),
+    "ids_in_other_languages": lambda rng: rng.choice(
+        [
+            f"Die Kundennummer ist cus_{_r(rng, ALNUM, 14)}, Bestellung {_uuid(rng)}.",
+            f"La clé primaire {_r(rng, DIGITS, 9)} existe déjà (commit {_r(rng, HEX, 7)}).",
+            f"リクエストID {_uuid(rng)} でエラー、トレースID {_r(rng, HEX, 32)}",
+            f"El identificador del pedido es ord_{_r(rng, ALNUM, 20)}; la clave de idempotencia {_uuid(rng)}.",
+            f"Хэш коммита {_r(rng, HEX, 40)}, токенов в ответе: {rng.randrange(100, 5000)}",
+        ]
+    ),
     "crypto_public": lambda rng: rng.choice(
         [
             f"tx hash 0x{_r(rng, HEX, 64)} confirmed in block {rng.randrange(18_000_000, 21_000_000)}",
@@ -1442,10 +1481,15 @@ LOOKALIKES: dict[str, LookGen] = {
 
 
 def _lookalikes(rng: random.Random) -> list[Sample]:
+    # Kinds with a few fixed texts (documented examples, prose) would repeat; a repeat measures nothing new.
     out = []
+    seen: set[str] = set()
     for name, gen in LOOKALIKES.items():
         for _ in range(LOOKALIKES_PER_KIND):
-            out.append(Sample(name, "lookalike", gen(rng)))
+            text = gen(rng)
+            if text not in seen:
+                seen.add(text)
+                out.append(Sample(name, "lookalike", text))
     return out
 
 

@@ -35,6 +35,7 @@ def test_at_least_600_lookalikes_of_25_kinds():
     assert len(looks) >= 600
     assert len({s.kind for s in looks}) >= 25
     assert all(s.disguise == "" and s.secret == "" for s in looks)
+    assert len({s.text for s in looks}) == len(looks)
 
 
 def test_each_secret_is_a_piece_of_the_raw_text_and_disguises_change_the_text():
