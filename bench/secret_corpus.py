@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|independent-tenth|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|independent-tenth|independent-eleventh|independent-twelfth|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO / "client"))
 from tests.common.secret_independent.part_aside import aside_part as independent_aside_part  # noqa: E402
 from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
 from tests.common.secret_independent.part_eighth import eighth_part  # noqa: E402
+from tests.common.secret_independent.part_eleventh import eleventh_part  # noqa: E402
 from tests.common.secret_independent.part_fifth import fifth_part  # noqa: E402
 from tests.common.secret_independent.part_fourth import fourth_part  # noqa: E402
 from tests.common.secret_independent.part_ninth import ninth_part  # noqa: E402
@@ -34,6 +35,7 @@ from tests.common.secret_independent.part_seventh import seventh_part  # noqa: E
 from tests.common.secret_independent.part_sixth import sixth_part  # noqa: E402
 from tests.common.secret_independent.part_tenth import tenth_part  # noqa: E402
 from tests.common.secret_independent.part_third import third_part  # noqa: E402
+from tests.common.secret_independent.part_twelfth import twelfth_part  # noqa: E402
 from tests.common.secret_world import main_part  # noqa: E402
 from tests.common.secret_world.aside import aside_part  # noqa: E402
 from tests.common.secret_world.fifth_unseen import fifth_unseen_part  # noqa: E402
@@ -203,6 +205,8 @@ def main() -> None:
             "independent-eighth",
             "independent-ninth",
             "independent-tenth",
+            "independent-eleventh",
+            "independent-twelfth",
             "all",
         ),
         default="all",
@@ -243,6 +247,8 @@ def main() -> None:
         "independent-eighth": eighth_part,
         "independent-ninth": ninth_part,
         "independent-tenth": tenth_part,
+        "independent-eleventh": eleventh_part,
+        "independent-twelfth": twelfth_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):
