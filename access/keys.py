@@ -65,9 +65,9 @@ def api_key_create(
     limit = project_limit(projects)
     check_credential_agent(agent, what="the name given")
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
-    reject_secrets(field="the agent name", text=agent)
+    reject_secrets(field="the agent name", text=agent, named=True)
     label = _clean_label(label)
-    reject_secrets(field="the label", text=label)
+    reject_secrets(field="the label", text=label, named=True)
     raw = KEY_PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
     key = ApiKey.objects.create(
         agent=agent,

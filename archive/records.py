@@ -34,7 +34,7 @@ from kenfold_common.identity import (
     is_valid_agent_name,
     normalize_project,
 )
-from kenfold_common.secrets import find_nested_secrets, find_secrets
+from kenfold_common.secrets import NestedFinding, find_nested_secrets, find_secrets
 from memories.capture.extraction import EXTRACTOR_AGENT
 from memories.models import CodeState, MemoryType, Status, Trust
 from memories.services.remember import MAX_CONTENT_CHARS
@@ -331,7 +331,13 @@ def _strings(value: Any) -> Any:
 def _scan_strings(kind: str, record: "Record", line_number: int) -> None:
     """Refuse the archive on a credential or a NUL in any text of the record (attrs keys included)."""
     texts = {name: getattr(record, name) for name in _TEXT_FIELDS.get(type(record), ())}
-    findings = find_nested_secrets(texts, path=kind)
+    # A memory's content is free text, scanned as remember scans it; the other fields are named values.
+    content = texts.pop("content", None)
+    findings = [
+        NestedFinding(path=f"{kind}.content", rule=finding.rule, label=finding.label)
+        for finding in (find_secrets(content) if isinstance(content, str) else [])
+    ]
+    findings += find_nested_secrets(texts, path=kind)
     if findings:
         labels = ", ".join(dict.fromkeys(f.label for f in findings))
         raise refused(

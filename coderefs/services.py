@@ -78,7 +78,7 @@ def _validate_result(index: int, result: CheckResult) -> None:
     # resolved_path and hash are stored (and exported); path and symbol select what is stored.
     for name in ("path", "symbol", "resolved_path", "hash"):
         if text := getattr(result, name):
-            reject_secrets(field=f"{where}.{name}", text=text)
+            reject_secrets(field=f"{where}.{name}", text=text, named=True)
 
 
 def refs_check(*, caller: Caller, check: CheckInput) -> CheckOutput:

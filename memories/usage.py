@@ -23,7 +23,7 @@ from access.caller import Caller
 from kenfold import clock
 from kenfold_common.errors import InvalidInput
 from kenfold_common.identity import SESSION_ID_META_KEY, parse_session_id
-from kenfold_common.secrets import redact_secrets
+from kenfold_common.secrets import holds_secrets
 from memories.models import Memory, MemoryType, ServedCall
 from memories.selectors import parse_memory_id
 
@@ -121,7 +121,7 @@ def _kept_session(session_id: str | None) -> str | None:
     None when it holds a secret: a read must not fail over its _meta (remember refuses such an id), nor
     may the id be stored."""
     session_id = parse_session_id({SESSION_ID_META_KEY: session_id})
-    return None if session_id and redact_secrets(session_id) != session_id else session_id
+    return None if session_id and holds_secrets(session_id, named=True) else session_id
 
 
 def usage_prune(*, now: datetime) -> int:

@@ -79,7 +79,7 @@ def check_grant_agent(*, agent: str) -> None:
     """The agent a grant's writes are attributed to: a valid name that Kenfold does not keep for itself."""
     check_credential_agent(agent, what="The agent name")
     # Lowercase tokens fit the name rule (a Slack "xoxb-1234-..." does), and the name is on every memory.
-    reject_secrets(field="The agent name", text=agent)
+    reject_secrets(field="The agent name", text=agent, named=True)
 
 
 def consent_projects(*, choice: str, listed: str) -> list[str] | None:

@@ -107,7 +107,7 @@ def _reject_secrets(file: DocFile) -> None:
         fields[f"relates_to[{position}]"] = f"{relation.path} {relation.relation}"
     for name, text in fields.items():
         if text:
-            reject_secrets(field=f"{path}: {name}", text=text)
+            reject_secrets(field=f"{path}: {name}", text=text, named=True)
     for index, chunk in enumerate(file.chunks):
         heading = redact_secrets(" > ".join(chunk.heading_path)) or "the text before the first heading"
         reject_secrets(
@@ -118,7 +118,9 @@ def _reject_secrets(file: DocFile) -> None:
     for index, chunk in enumerate(file.chunks):
         for heading in chunk.heading_path:
             reject_secrets(
-                field=f"{path}: the heading path of section {index + 1} of {len(file.chunks)}", text=heading
+                field=f"{path}: the heading path of section {index + 1} of {len(file.chunks)}",
+                text=heading,
+                named=True,
             )
 
 

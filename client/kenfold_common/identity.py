@@ -128,7 +128,7 @@ def normalize_project(project: str) -> str:
     # the shape of a token ("ghp_" then mixed case). Credentials and a query are scanned in neither: they
     # are dropped, never stored, so a remote URL with a token in it stays a valid project.
     for text in (_strip_decorations(project.strip()), identity):
-        reject_secrets(field="project", text=text)
+        reject_secrets(field="project", text=text, named=True)
     return identity
 
 

@@ -131,6 +131,8 @@ _DOCUMENTED_EXAMPLE_TOKENS = frozenset(
         # jwt.io's example token, quoted in countless tutorials.
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
         ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        # The Telegram Bot API documentation's sample token.
+        "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
         # Slack's documented example bot token.
         "xoxb-not-a-real-token-this-will-not-work",
         # The Azure Cosmos DB emulator's key, the same in every installation.
@@ -1404,7 +1406,8 @@ _CONTEXT_EVENT_AFTER_RE = re.compile(
 _CONTEXT_NOT_SECRET_RE = re.compile(
     r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|ksuid|nanoid|cuid|identifier|trace|traceparent|span|request|req"
     r"|correlation|commit|commits|sha|sha1|sha256|sha512|md5|hash|hashes|hashed|digest|checksum|integrity|etag"
-    r"|revision|rev|build|release|version|primary|foreign|partition|sort|cache|idempotency|dedup|dedupe|row|lookup"
+    r"|revision|rev|build(?![\s_-]*+(?:logs?|output|steps?|scripts?)\b)|release|version|primary|foreign|partition|sort"
+    r"|cache|idempotency|dedup|dedupe|row|lookup"
     r"|object|index|cursor|page|event|message|public|publishable|pub|fingerprint|kid|nonce|state|salt|csrf|xsrf"
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
@@ -1433,6 +1436,7 @@ _MIN_CONTEXT_HEX_LENGTH = 20
 _MIN_CONTEXT_JOINED_PIECE = 6
 _HANDED_OVER_RE = re.compile(
     r"\b(?:paste[ds]?|pasting|(?:use|using|try|trying|tried|tested(?: locally)?) (?:this|it|with)|new one(?: is)?"
+    r"|(?:please|just|now|then|pls) use|current one(?: is)?"
     r"|here(?: it is| you go)|this one)\b[^\n]{0,24}$",
     re.IGNORECASE,
 )
@@ -1441,6 +1445,9 @@ _HANDED_OVER_AFTER_RE = re.compile(
 )
 # A short commit is 7 to 12 hex digits, a full one 40; keys in hex are 32 and longer.
 _MIN_HANDED_HEX_LENGTH = 32
+_MAX_HANDED_EXPLAINED_AFTER = 12
+_MAX_FOLLOWING = 160
+_FOLLOWING_LINES = 3
 # A client's class built with a value ("new VendorClient(", "sdk.Client("), not a lookup ("getClient(").
 _CLIENT_CONSTRUCTOR_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9_]*?)?Client[A-Za-z0-9_]*+\(\s*+[\"'`]$"
@@ -1674,8 +1681,14 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
         )
         and (_HANDED_OVER_RE.search(before[-30:]) or _HANDED_OVER_AFTER_RE.match(text, end))
     ):
+        # The broad words only close by ("after they pasted <hex> into the admin page" names a page, not it).
         line = text[_line_start(text, start) : _line_end(text, end)]
-        return not (_CONTEXT_NOT_SECRET_RE.search(line) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line))
+        near = before[-_MAX_EXPLAINED_BEFORE:] + " " + text[end : end + _MAX_HANDED_EXPLAINED_AFTER]
+        return not (
+            _CONTEXT_NOT_SECRET_RE.search(near)
+            or _LINE_NOT_SECRET_RE.search(line)
+            or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line)
+        )
     cues = _word_cues(before)
     if cues:
         if _denied_cue(before, cues[-1]):
@@ -1696,8 +1709,9 @@ def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
         above_cues = _word_cues(above)
         if above_cues and not _denied_cue(above, above_cues[-1]):
             return True
-    # What is said right after it: "... the other was revoked", "| gh auth login --with-token".
-    following = " ".join(after[:2])[:100]
+    # What is said right after it: "... the other was revoked", "| gh auth login --with-token", a chat's next
+    # lines ("oops wrong window" / "rotating now").
+    following = " ".join(text[end : end + _MAX_FOLLOWING].split("\n", _FOLLOWING_LINES)[:_FOLLOWING_LINES])
     if _CONTEXT_EVENT_AFTER_RE.search(following) and not _CONTEXT_NOT_SECRET_RE.search(before[-24:]):
         return True
     if strength == "strong" and not cues:
@@ -2004,6 +2018,17 @@ _RULES: tuple[_Rule, ...] = (
         ),
         accepts=_is_private_key,
     ),
+    # A private key's base64 body without its PEM lines (Alipay's and WeChat Pay's consoles hand the RSA key
+    # over so): the DER header of PKCS#8 ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC..."), PKCS#1 ("MIIEpAIBAAKCAQEA...")
+    # or an EC key ("MHcCAQEEI...") says what follows, a public key's header ("MIIBIjANBg...") does not match.
+    _Rule(
+        "private-key-body",
+        "private key",
+        re.compile(
+            r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADANBgkqhkiG9w0BAQEFAAS|IBAAKC)|MHcCAQEEI)"
+            r"[A-Za-z0-9+/]{100,}+={0,2}"
+        ),
+    ),
     # OpenVPN static keys (hex lines) and PuTTY key files (the lines after "Private-Lines:").
     _Rule(
         "private-key",
@@ -2024,6 +2049,13 @@ _RULES: tuple[_Rule, ...] = (
         "aws-access-key",
         "AWS access key",
         re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)(?P<body>[0-9A-Z]{16})\b", re.ASCII),
+        accepts=_is_real_token,
+    ),
+    _Rule(
+        "aws-session-token",
+        "AWS session token",
+        # Temporary credentials' session tokens (STS, SSO, IMDS) all start with the same base64 header.
+        re.compile(r"IQoJb3JpZ2luX2Vj(?P<body>[A-Za-z0-9+/]{100,}+={0,2})"),
         accepts=_is_real_token,
     ),
     _Rule(
@@ -3632,9 +3664,13 @@ _ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
 
 def redact_secrets(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED:<rule-id>]``."""
+    return _redacted(text, find_secrets(text))
+
+
+def _redacted(text: str, findings: list[SecretFinding]) -> str:
     pieces: list[str] = []
     copied_up_to = 0
-    for finding in find_secrets(text):
+    for finding in findings:
         pieces.append(text[copied_up_to : finding.start])
         pieces.append(f"[REDACTED:{finding.rule}]")
         copied_up_to = finding.end
@@ -3652,9 +3688,11 @@ def _article(label: str) -> str:
     return "an" if label[0].lower() in "aeiou" else "a"
 
 
-def reject_secrets(*, field: str, text: str) -> None:
-    """Raise ``SecretDetected`` naming ``field`` and the kinds of credential found, never their values."""
-    findings = find_secrets(text)
+def reject_secrets(*, field: str, text: str, named: bool = False) -> None:
+    """Raise ``SecretDetected`` naming ``field`` and the kinds of credential found, never their values.
+    ``named``: the field holds an identifier (a session id, a path, a symbol, a digest), which its name
+    explains when it is one random run (see _value_findings)."""
+    findings = _value_findings(text, named=named)
     if not findings:
         return
     labels = list(dict.fromkeys(finding.label for finding in findings))
@@ -3732,6 +3770,35 @@ def _may_hold_secrets(value: object) -> bool:
     return secret_named or "PRIVATE KEY" in joined or bool(find_secrets(joined))
 
 
+def _value_findings(text: str, *, named: bool) -> list[SecretFinding]:
+    """The findings in one value that has a name: a string of structured data under a key, a field that holds
+    an identifier (a session id, a symbol, a digest, an agent's name). A value that is a single random run is
+    named by its key or field, as a value under a name is in text: the name decides (a secret-named key, see
+    _is_secret_under_name), not the random-string rule."""
+    findings = find_secrets(text)
+    if not named:
+        return findings
+    stripped = text.strip()
+    offset = text.find(stripped)
+    return [
+        finding
+        for finding in findings
+        if not (
+            finding.rule == _RANDOM_STRING_RULE_ID
+            and finding.start <= offset
+            and finding.end >= offset + len(stripped)
+        )
+    ]
+
+
+_RANDOM_STRING_RULE_ID = "random-string"
+
+
+def holds_secrets(text: str, *, named: bool = False) -> bool:
+    """Whether ``reject_secrets`` would refuse ``text`` (for a value dropped rather than refused)."""
+    return bool(_value_findings(text, named=named))
+
+
 def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
     """Every credential in the strings of a JSON-like ``value`` (dicts, lists, strings, numbers), map keys
     included; a string under a key that names a secret, at any depth, counts when it looks like one."""
@@ -3739,9 +3806,9 @@ def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
     if not _may_hold_secrets(value):
         return findings
 
-    def visit(node: object, where: str, secret_named: bool) -> None:
+    def visit(node: object, where: str, secret_named: bool, keyed: bool) -> None:
         if isinstance(node, str):
-            found = find_secrets(node)
+            found = _value_findings(node, named=keyed)
             findings.extend(NestedFinding(path=where, rule=f.rule, label=f.label) for f in found)
             if not found and secret_named and _is_secret_under_name(node):
                 findings.append(
@@ -3754,29 +3821,30 @@ def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
                 findings.extend(
                     NestedFinding(path=f"{where}.{label}", rule=f.rule, label=f.label) for f in in_key
                 )
-                visit(item, f"{where}.{label}", secret_named or _is_secret_name(str(key)))
+                visit(item, f"{where}.{label}", secret_named or _is_secret_name(str(key)), True)
         elif isinstance(node, list | tuple):
             for index, item in enumerate(node):
-                visit(item, f"{where}[{index}]", secret_named)
+                visit(item, f"{where}[{index}]", secret_named, keyed)
 
-    visit(value, path, False)
+    visit(value, path, False, False)
     return findings
 
 
-def redact_nested(value: object, *, secret_named: bool = False) -> object:
+def redact_nested(value: object, *, secret_named: bool = False, keyed: bool = False) -> object:
     """``value`` with every credential that ``find_nested_secrets`` reports replaced by its marker
     (a whole value under a secret-named key becomes ``[REDACTED:secret-assignment]``)."""
     if isinstance(value, str):
-        if not find_secrets(value) and secret_named and _is_secret_under_name(value):
+        found = _value_findings(value, named=keyed)
+        if not found and secret_named and _is_secret_under_name(value):
             return f"[REDACTED:{_SECRET_NAME_RULE.id}]"
-        return redact_secrets(value)
+        return _redacted(value, found)
     if isinstance(value, dict):
         return {
             redact_secrets(str(key)): redact_nested(
-                item, secret_named=secret_named or _is_secret_name(str(key))
+                item, secret_named=secret_named or _is_secret_name(str(key)), keyed=True
             )
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact_nested(item, secret_named=secret_named) for item in value]
+        return [redact_nested(item, secret_named=secret_named, keyed=keyed) for item in value]
     return value

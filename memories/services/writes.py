@@ -38,7 +38,7 @@ def reject_secret_session_id(session_id: str | None) -> None:
     """The session id is stored with the memory (source_session) and exported with it: a client that
     puts a credential there is refused like content, rather than dropping it and losing the session."""
     if session_id:
-        reject_secrets(field=f"the session id (_meta {SESSION_ID_META_KEY})", text=session_id)
+        reject_secrets(field=f"the session id (_meta {SESSION_ID_META_KEY})", text=session_id, named=True)
 
 
 def parse_ttl(

@@ -12,7 +12,14 @@ from urllib.parse import quote
 
 import pytest
 
-from kenfold_common.secrets import find_secrets, redact_secrets
+from kenfold_common.errors import SecretDetected
+from kenfold_common.secrets import (
+    find_nested_secrets,
+    find_secrets,
+    holds_secrets,
+    redact_secrets,
+    reject_secrets,
+)
 
 _RNG = random.Random(37)
 BASE62 = string.ascii_letters + string.digits
@@ -1207,3 +1214,70 @@ def test_forms_of_the_tenth_part_are_found_and_redacted(text: str, secret: str) 
 )
 def test_look_alikes_of_the_tenth_part_forms_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+SESSION_TOKEN = "IQoJb3JpZ2luX2Vj" + "".join(_RNG.choice(BASE62 + "+/") for _ in range(300))
+HEX64 = random_run(64, "0123456789abcdef")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # "build log" is where a key leaked, not a build's id.
+        (f"Incident timeline:\n09:14 leaked value found in build log: {KEY}\n09:20 revoked", KEY),
+        # Handed over with "please use", tried out and pasted into a page.
+        (f"Hi,\nplease use {HEX64} from Monday.\nThanks", HEX64),
+        (f"User said the integration works again after they pasted {HEX32} into the admin page.", HEX32),
+        # A chat's next lines say it was a key ("oops wrong window" / "rotating now").
+        (f"[10:42] maria: {UUID}\n[10:42] maria: oops wrong window\n[10:43] tom: rotating now", UUID),
+        # An AWS session token alone, by its fixed base64 header.
+        (f"[10:42] maria: {SESSION_TOKEN}", SESSION_TOKEN[40:80]),
+    ],
+)
+def test_forms_of_the_eleventh_and_twelfth_parts_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TELEGRAM_BOT_TOKEN=123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11  # the Bot API docs' sample",
+        f"the build {HEX40} passed; please use it for the release",
+        f"please use {UUID} as the tenant id",
+        f"pasted the commit {HEX40} into the admin page",
+        f"[10:42] maria: {UUID}\n[10:42] maria: that's the order id for the refund",
+    ],
+)
+def test_look_alikes_of_the_eleventh_and_twelfth_parts_forms_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_private_key_body_without_its_pem_lines_is_found_and_redacted() -> None:
+    body = "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQ" + "".join(
+        _RNG.choice(BASE62 + "+/") for _ in range(400)
+    )
+    text = f"alipay_app_private_key = '{body}'"
+    assert [finding.rule for finding in find_secrets(text)] == ["private-key-body"]
+    assert body[300:340] not in redact_secrets(text)
+    # A public key's body is not a private key's.
+    public = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + KEY + KEY
+    assert find_secrets(f"PUBLIC_KEY='{public}'") == []
+
+
+def test_a_value_named_by_its_field_or_key_is_not_judged_by_the_random_string_rule() -> None:
+    # A session id, a symbol, a digest: the field says what the random run is.
+    reject_secrets(field="the session id", text=KEY, named=True)
+    assert not holds_secrets(KEY, named=True)
+    assert find_nested_secrets({"attrs": {"note": KEY}}, path="a") == []
+    # Free text, or a bare string that no key names, is.
+    with pytest.raises(SecretDetected):
+        reject_secrets(field="content", text=f"note to self: {KEY}")
+    with pytest.raises(SecretDetected):
+        reject_secrets(field="content", text=KEY)
+    assert [f.rule for f in find_nested_secrets({"note": f"note to self: {KEY}"}, path="a")] == [
+        "random-string"
+    ]
+    # A credential's format is refused under any name.
+    with pytest.raises(SecretDetected):
+        reject_secrets(field="the session id", text="ghp_" + KEY[:36], named=True)

@@ -16,6 +16,7 @@ from kenfold_common.secrets import find_secrets, redact_secrets
 from tests.common.secret_independent.part_aside import aside_part as independent_aside_part
 from tests.common.secret_independent.part_dev import dev_part
 from tests.common.secret_independent.part_eighth import eighth_part as independent_eighth_part
+from tests.common.secret_independent.part_eleventh import eleventh_part as independent_eleventh_part
 from tests.common.secret_independent.part_fifth import fifth_part as independent_fifth_part
 from tests.common.secret_independent.part_fourth import fourth_part as independent_fourth_part
 from tests.common.secret_independent.part_ninth import ninth_part as independent_ninth_part
@@ -23,6 +24,7 @@ from tests.common.secret_independent.part_seventh import seventh_part as indepen
 from tests.common.secret_independent.part_sixth import sixth_part as independent_sixth_part
 from tests.common.secret_independent.part_tenth import tenth_part as independent_tenth_part
 from tests.common.secret_independent.part_third import third_part as independent_third_part
+from tests.common.secret_independent.part_twelfth import twelfth_part as independent_twelfth_part
 from tests.common.secret_world import main_part
 from tests.common.secret_world.aside import aside_part
 from tests.common.secret_world.fifth_unseen import FIFTH_DISGUISES, fifth_unseen_part
@@ -91,13 +93,20 @@ PARTS = {
     # A tenth, first measured at 98.74 % and 0 of 680 look-alikes with the rules the ninth taught, then taught
     # Sumo Logic's source URL, "Basic <base64>" in prose and a console's buttons: 1,890 of 1,899, 0 of 680.
     "independent-tenth": independent_tenth_part,
+    # An eleventh and a twelfth, first measured with the same rules (4b444ad) at 99.05 % and 0 of 682
+    # look-alikes, and 98.36 % and 1 of 804, then taught a few classes of their misses.
+    "independent-eleventh": independent_eleventh_part,
+    "independent-twelfth": independent_twelfth_part,
 }
 # Parts below issue 37's credential target today, each held at its figure rounded down to half a percent.
 GUARDED_PARTS = {"independent-seventh": 0.98}
 # Parts whose every refused credential is redacted whole (in the held-out part one credential split across
 # lines is redacted only in its first line's piece; in the independent seventh, a Plaid secret beside a
-# refused access token is redacted only in part).
-FULLY_REDACTED_PARTS = [name for name in PARTS if name not in ("held-out", "independent-seventh")]
+# refused access token is redacted only in part; in the independent twelfth, a Django SECRET_KEY holding ")" is
+# redacted up to it).
+FULLY_REDACTED_PARTS = [
+    name for name in PARTS if name not in ("held-out", "independent-seventh", "independent-twelfth")
+]
 
 
 @cache
