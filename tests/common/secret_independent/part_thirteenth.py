@@ -28,6 +28,7 @@ HEX = "0123456789abcdef"
 B64 = ALNUM + "+/"
 B64URL = ALNUM + "-_"
 BASE32 = UPPER + "234567"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
 class _Gen:
@@ -378,6 +379,13 @@ def _grafana_sa(g: _Gen) -> tuple[str, str]:
     return tok, tok
 
 
+def _grafana_cloud(g: _Gen) -> tuple[str, str]:
+    # Access policy tokens are "glc_" + base64 of a small JSON naming the org, the token and its secret key.
+    doc = {"o": g.d(6), "n": f"{g.word()}-{g.word()}", "k": g.a(24), "m": {"r": "prod-eu-west-2"}}
+    tok = "glc_" + base64.b64encode(json.dumps(doc, separators=(",", ":")).encode()).decode()
+    return tok, tok[4:]
+
+
 def _langsmith(g: _Gen) -> tuple[str, str]:
     tok = f"lsv2_pt_{g.h(32)}_{g.h(10)}"
     return tok, tok
@@ -501,7 +509,7 @@ KINDS_13: list[_Kind] = [
     _Kind("vultr_api_key", "cloud", _s("", UPPER + DIGITS, 36), "VULTR_API_KEY"),
     # Yandex ID docs: OAuth tokens "y0_" + base64url (e.g. y0_AgAAAA...).
     _Kind("yandex_oauth_token", "cloud", _yandex, "YC_TOKEN"),
-    # Heroku changelog: API keys now prefixed "HRKU-".
+    # Heroku: API keys now prefixed "HRKU-" (GitLab MR 248117 "Add Heroku API key validity check" cites it).
     _Kind("heroku_api_key", "cloud", _heroku, "HEROKU_API_KEY"),
     # Netlify docs: personal access tokens "nfp_" + 36 alphanumeric.
     _Kind("netlify_pat", "cloud", _s("nfp_", ALNUM, 36), "NETLIFY_AUTH_TOKEN"),
@@ -525,8 +533,10 @@ KINDS_13: list[_Kind] = [
     _Kind("gitlab_runner_token", "ci", _s("glrt-", B64URL, 20), "RUNNER_TOKEN"),
     _Kind("gitlab_trigger_token", "ci", _s("glptt-", HEX, 40), "TRIGGER_TOKEN"),
     _Kind("gitlab_deploy_token", "ci", _s("gldt-", B64URL, 20), "DEPLOY_TOKEN"),
-    # CircleCI docs: personal API tokens "CCIPAT_" + id + "_" + 40 hex.
-    _Kind("circleci_pat", "ci", _same(lambda g: f"CCIPAT_{g.a(22)}_{g.h(40)}"), "CIRCLE_TOKEN"),
+    # CircleCI changelog "New format for API Access Tokens" (2023-07-06): CCIPAT_<base58 UUID>_<40 hex>,
+    # project tokens CCIPRJ_.
+    _Kind("circleci_pat", "ci", _same(lambda g: f"CCIPAT_{g.s(BASE58, 22)}_{g.h(40)}"), "CIRCLE_TOKEN"),
+    _Kind("circleci_project_token", "ci", _same(lambda g: f"CCIPRJ_{g.s(BASE58, 22)}_{g.h(40)}"), "CIRCLECI_PROJECT_TOKEN"),
     # Buildkite docs: API access tokens "bkua_" + 40 hex; agent tokens are long random strings.
     _Kind("buildkite_api_token", "ci", _s("bkua_", HEX, 40), "BUILDKITE_API_TOKEN"),
     # Atlassian docs: Bitbucket app passwords start "ATBB".
@@ -675,7 +685,7 @@ KINDS_13: list[_Kind] = [
     _Kind("sentry_user_token", "observability", _s("sntryu_", HEX, 64), "SENTRY_AUTH_TOKEN"),
     # Grafana docs: service account tokens "glsa_" + 32 + "_" + 8 hex; Grafana Cloud "glc_" + base64.
     _Kind("grafana_sa_token", "observability", _grafana_sa, "GRAFANA_TOKEN"),
-    _Kind("grafana_cloud_token", "observability", _s("glc_", B64, 120), "GRAFANA_CLOUD_API_KEY"),
+    _Kind("grafana_cloud_token", "observability", _grafana_cloud, "GRAFANA_CLOUD_API_KEY"),
     # Honeycomb docs: ingest keys "hcaik_" + 58.
     _Kind("honeycomb_ingest_key", "observability", _s("hcaik_", LOWER + DIGITS, 58), "HONEYCOMB_API_KEY"),
     # Splunk docs: HEC tokens are GUIDs, sent as "Authorization: Splunk <token>".
@@ -899,7 +909,9 @@ _BLOCK_CONTEXTS: list[Context] = [
         f"Found this committed in the {g.word()} repo history, must rotate:\n\n{v}\n\n"
         f"Owner: platform team. Ticket SEC-{g.d(4)}."
     ),
-    lambda g, n, v: "Runbook step 4 — restore the credentials file:\n\n    " + v.replace("\n", "\n    "),
+    lambda g, n, v: (
+        f"Runbook step 4 — restore the credentials file:\n\n{v}\n\nStep 5: systemctl restart {g.word()}"
+    ),
     lambda g, n, v: f"Kenji: 設定ファイルの中身です\n{v}\n確認お願いします",
     lambda g, n, v: f"Lucía: te paso el fichero completo\n{v}\nsaludos",
     lambda g, n, v: (
@@ -1038,7 +1050,6 @@ def _credentials(g: _Gen) -> list[tuple[Sample, str]]:
 # --- look-alikes: public values that sit beside words like key, token, id or secret ---------------------------
 NIX32 = "0123456789abcdfghijklmnpqrsvwxyz"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
 def _la_git(g: _Gen) -> str:
