@@ -483,8 +483,14 @@ KINDS_13: list[_Kind] = [
     _Kind("azure_storage_connection_string", "cloud", _azure_storage, "AZURE_STORAGE_CONNECTION_STRING"),
     # Azure docs "Create a service SAS": sv, ss, srt, sp, se, st, spr and the signature sig=<base64, url-encoded>.
     _Kind("azure_sas_url", "cloud", _azure_sas, "BACKUP_SAS_URL"),
-    # Microsoft Entra docs: client secret values, 40 chars, third to fifth chars "8Q~".
-    _Kind("azure_client_secret", "cloud", _same(lambda g: g.a(3) + "8Q~" + g.s(ALNUM + "_~.-", 34)), "AZURE_CLIENT_SECRET"),
+    # Microsoft Entra docs (how-to-add-credentials) publish no grammar for a client secret value, only that it is
+    # shown once and must be kept secret; the shape seen in practice is 3 chars, a digit, "Q~", then 31-34 chars.
+    _Kind(
+        "azure_client_secret",
+        "cloud",
+        _same(lambda g: g.a(3) + g.s(DIGITS, 1) + "Q~" + g.s(ALNUM + "_~.-", 34)),
+        "AZURE_CLIENT_SECRET",
+    ),
     # DigitalOcean docs: personal access tokens "dop_v1_" + 64 hex; OAuth tokens "doo_v1_".
     _Kind("digitalocean_pat", "cloud", _s("dop_v1_", HEX, 64), "DIGITALOCEAN_ACCESS_TOKEN"),
     _Kind("digitalocean_oauth", "cloud", _s("doo_v1_", HEX, 64), "DO_OAUTH_TOKEN"),
@@ -661,7 +667,7 @@ KINDS_13: list[_Kind] = [
     _Kind("docker_config_auth", "registry", _docker_auth, "DOCKER_CONFIG_JSON", True),
     # RubyGems docs: API keys "rubygems_" + 48 hex.
     _Kind("rubygems_api_key", "registry", _s("rubygems_", HEX, 48), "GEM_HOST_API_KEY"),
-    # NuGet docs: API keys "oy2" + 43 lowercase alphanumeric.
+    # nuget.org API keys: "oy2" + 43 lowercase base32 (docs: "keep your API key a secret ... like a password").
     _Kind("nuget_api_key", "registry", _s("oy2", LOWER + DIGITS, 43), "NUGET_API_KEY"),
     # crates.io: API tokens "cio" + 32 alphanumeric.
     _Kind("crates_io_token", "registry", _s("cio", ALNUM, 32), "CARGO_REGISTRY_TOKEN"),
@@ -730,8 +736,10 @@ KINDS_13: list[_Kind] = [
     _Kind("openrouter_key", "ai", _s("sk-or-v1-", HEX, 64), "OPENROUTER_API_KEY"),
     # LangSmith docs: personal tokens "lsv2_pt_" + 32 hex + "_" + 10 hex.
     _Kind("langsmith_key", "ai", _langsmith, "LANGCHAIN_API_KEY"),
-    # Pinecone docs: API keys "pcsk_" + id + "_" + secret.
+    # Pinecone console keys "pcsk_" + id + "_" + secret; the Admin API schema APIKeyWithSecret documents newer
+    # keys as "pckey_<public-label>_<unique-key>", the whole string being the secret.
     _Kind("pinecone_api_key", "ai", _pinecone, "PINECONE_API_KEY"),
+    _Kind("pinecone_admin_created_key", "ai", _same(lambda g: f"pckey_{g.word()}{g.d(3)}_{g.a(64)}"), "PINECONE_KEY"),
     # Weights & Biases docs: API keys 40 hex (WANDB_API_KEY).
     _Kind("wandb_api_key", "ai", _s("", HEX, 40), "WANDB_API_KEY"),
     # ElevenLabs docs: API keys "sk_" + 48 hex.
@@ -876,6 +884,28 @@ _LINE_CONTEXTS: list[Context] = [
     lambda g, n, v: f"services:\n  api:\n    image: {g.word()}:latest\n    environment:\n      - {n}={v}",
     lambda g, n, v: f'[Service]\nEnvironment="{n}={v}"\nExecStart=/usr/local/bin/{g.word()}d',
     lambda g, n, v: f"memory: {g.word()} staging uses {n.lower()} `{v}`; prod one is in 1Password.",
+    lambda g, n, v: (
+        f"apiVersion: v1\nkind: Config\nusers:\n- name: {g.word()}-admin\n  user:\n    token: {v}\n"
+        f"contexts:\n- name: prod\n  context: {{cluster: prod, user: {g.word()}-admin}}"
+    ),
+    lambda g, n, v: f"~/.git-credentials\nhttps://{g.user()}:{v}@git.{g.word()}.dev",
+    lambda g, n, v: f"FROM python:3.12-slim\nENV {n}={v}\nRUN pip install -r requirements.txt",
+    lambda g, n, v: f'{n.lower()}: "{v}"  # group_vars/prod.yml, not vaulted yet',
+    lambda g, n, v: (
+        f"Error: Request failed with status code 403\n    at createError (node_modules/axios/lib/core/createError.js:16)\n"
+        f"  config: {{ headers: {{ 'x-api-key': '{v}' }} }}"
+    ),
+    lambda g, n, v: (
+        f"org.springframework.web.client.HttpClientErrorException$Unauthorized: 401\n"
+        f"\tat com.acme.{g.word()}.Client.call(Client.java:{g.r.randint(40, 300)})\n"
+        f"Caused by: bad credential {n.lower()}={v}"
+    ),
+    lambda g, n, v: f"deploy:\n\t{n}={v} ./bin/release --channel stable",
+    lambda g, n, v: (
+        f"- [x] rotated the {g.word()} key -> new value `{v}` (old one revoked)\n- [ ] update the wiki"
+    ),
+    lambda g, n, v: f"<key>{n}</key>\n<string>{v}</string>",
+    lambda g, n, v: f'local {n} = "{v}"  -- neovim plugin config',
     lambda g, n, v: f"set -x output:\n+ {g.word()}-cli login --token {v}\n+ {g.word()}-cli deploy",
 ]
 
