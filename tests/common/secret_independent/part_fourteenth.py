@@ -28,6 +28,7 @@ B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
 BASE32_UPPER = string.ascii_uppercase + "234567"
 BASE32_LOWER = string.ascii_lowercase + "234567"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
 def rs(r: random.Random, alphabet: str, n: int) -> str:
@@ -130,7 +131,8 @@ def azure_conn(r: random.Random) -> tuple[str, str]:
 
 
 def azure_sas(r: random.Random) -> tuple[str, str]:
-    # Azure "Create a service SAS": sv, ss, srt, sp, se, st, spr and sig = base64 HMAC-SHA256, URL-encoded.
+    # Azure "Create a service SAS": sv, ss, srt, sp, se, st, spr and sig = base64 HMAC-SHA256, URL-encoded
+    # (the AWS DataSync AzureBlobSasConfiguration page shows the same shape, "sig=...%2F...%3D").
     sig = base64.b64encode(r.randbytes(32)).decode()
     core = sig[:-1]
     v = (
@@ -315,7 +317,8 @@ def adyen(r: random.Random) -> str:
 
 
 def atlassian(r: random.Random) -> str:
-    # Atlassian API tokens (2023+): ATATT3xFfGF0 + ~180 base64url + "=" + 8 hex checksum.
+    # Atlassian API tokens (2023+): ATATT3xFfGF0 + ~180 base64url + "=" + 8 hex checksum; support.atlassian.com
+    # "Manage API tokens" says the length varies and to store them "just like a password".
     return f"ATATT3xFfGF0{rs(r, URLSAFE, 170)}={rs(r, UPPER_HEX, 8)}"
 
 
@@ -395,7 +398,8 @@ def openai_project(r: random.Random) -> str:
 
 
 def gitlab_token(prefix: str) -> Gen:
-    # GitLab "Token prefixes" docs: glpat-, glrt-, gldt-, glptt- followed by 20 base64url characters.
+    # GitLab "Token prefixes" docs: glpat-, glrt-, gldt-, glptt- followed by 20 base64url characters
+    # (gitlab-org/gitlab issues 342327, 383198 and MR 138438 introduce glpat-, glrt-, gldt-).
     return tok(prefix, URLSAFE, 20)
 
 
@@ -411,8 +415,9 @@ def pgpass(r: random.Random) -> tuple[str, str]:
 
 
 def netrc(r: random.Random) -> tuple[str, str]:
-    # Heroku CLI docs: ~/.netrc "machine api.heroku.com login <email> password <API key>".
-    p = "HRKU-AA" + rs(r, URLSAFE, 58)
+    # Heroku CLI docs: ~/.netrc "machine api.heroku.com login <email> password <API key>"; help.heroku.com
+    # PBGP6IDE and the Dev Center show UUID tokens (auth:token, authorizations:create); newer keys are HRKU-.
+    p = r.choice([uuid4(r), "HRKU-AA" + rs(r, URLSAFE, 58)])
     return f"machine api.heroku.com\n  login ops@example.org\n  password {p}", p
 
 
@@ -571,12 +576,13 @@ KINDS: list[CredKind] = [
         "BITBUCKET_APP_PASSWORD",
         same(lambda r: "ATBB" + rs(r, ALNUM, 28) + rs(r, UPPER_HEX, 8)),
     ),
-    # CircleCI personal API tokens: CCIPAT_ + 22 + "_" + 40 hex.
+    # CircleCI changelog "New format for API access tokens": CCIPAT_<base58 UUID>_<40 hex>
+    # (circleci.com/changelog/new-format-for-api-access-tokens).
     CredKind(
         "circleci_personal_token",
         CI,
         "CIRCLECI_TOKEN",
-        same(lambda r: f"CCIPAT_{rs(r, ALNUM, 22)}_{rs(r, HEX, 40)}"),
+        same(lambda r: f"CCIPAT_{rs(r, BASE58, 22)}_{rs(r, HEX, 40)}"),
     ),
     # Buildkite API access tokens: bkua_ + 40 hex; agent tokens bkagent_.
     CredKind("buildkite_api_token", CI, "BUILDKITE_API_TOKEN", tok("bkua_", HEX, 40)),
@@ -720,7 +726,7 @@ KINDS: list[CredKind] = [
         "CLICKHOUSE_DSN",
         url_cred("clickhouse", "default", "ch.internal:9440", "/events?secure=true", rand(ALNUM, 22)),
     ),
-    CredKind("pgpass_line", D, "", pgpass),
+    CredKind("pgpass_line", D, "", pgpass, multiline=True),
     # SQL Server ADO.NET connection strings: Server=...;User Id=...;Password=...;
     CredKind(
         "mssql_connection_string",
@@ -774,7 +780,7 @@ KINDS: list[CredKind] = [
     CredKind("pypi_token", R, "TWINE_PASSWORD", same(pypi_token)),
     # Docker Hub personal access tokens: dckr_pat_ + 27 base64url.
     CredKind("dockerhub_pat", R, "DOCKERHUB_TOKEN", tok("dckr_pat_", URLSAFE, 27)),
-    CredKind("docker_config_auth", R, "", docker_auth),
+    CredKind("docker_config_auth", R, "", docker_auth, multiline=True),
     # RubyGems API keys: rubygems_ + 48 hex.
     CredKind("rubygems_api_key", R, "GEM_HOST_API_KEY", tok("rubygems_", HEX, 48)),
     # NuGet API keys: oy2 + 43 lowercase base32.
@@ -896,7 +902,8 @@ KINDS: list[CredKind] = [
     ),
     # Postmark server tokens: UUIDs sent in X-Postmark-Server-Token.
     CredKind("postmark_server_token", S, "POSTMARK_SERVER_TOKEN", same(uuid4)),
-    # Shopify: shpat_ admin API access tokens, shpss_ shared secrets, 32 hex.
+    # Shopify changelog (2020): access tokens grew from 32 to 38 chars with shpat_/shpca_/shppa_, app secrets
+    # with shpss_ (shopify.dev/changelog/length-of-the-shopify-access-token-is-increasing).
     CredKind("shopify_admin_token", S, "SHOPIFY_ACCESS_TOKEN", tok("shpat_", HEX, 32)),
     CredKind("shopify_shared_secret", S, "SHOPIFY_API_SECRET", tok("shpss_", HEX, 32)),
     CredKind("atlassian_api_token", S, "JIRA_API_TOKEN", same(atlassian)),
@@ -1328,7 +1335,7 @@ LOOKALIKES: dict[str, list[Lookalike]] = {
     ],
     "ipfs_cids": [
         lambda r: f"Pinned at ipfs://bafybei{rs(r, BASE32_LOWER, 52)}",
-        lambda r: f"CIDv0 Qm{rs(r, '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz', 44)}",
+        lambda r: f"CIDv0 Qm{rs(r, BASE58, 44)}",
     ],
     "prose_about_secrets": [
         lambda r: "Rotate the GitHub token every 90 days and store it in the org secrets, never in the repo.",
@@ -1343,7 +1350,7 @@ LOOKALIKES: dict[str, list[Lookalike]] = {
         lambda r: "トークンは1Passwordの「Infra」保管庫にあります。チャットに貼らないでください。",
     ],
     "sentry_dsn_public": [
-        # Sentry docs: the DSN is safe to keep public; it only allows sending events.
+        # Sentry docs (docs.sentry.io/product/sentry-basics/dsn-explainer): "DSNs are safe to keep public".
         lambda r: (
             f"SENTRY_DSN=https://{_sha(r, 32)}@o{r.randint(10**5, 10**6)}.ingest.sentry.io/{r.randint(10**6, 10**7)}"
         ),
