@@ -1383,11 +1383,26 @@ LOOKALIKES: dict[str, list[Lookalike]] = {
 }
 
 
+FRAMES = [
+    "docs/setup.md, line {n}:\n{text}",
+    "Copied from the onboarding wiki (revision {n}):\n{text}",
+    "{text}\n(see ticket DOC-{n})",
+    "Review comment on PR #{n}: this is fine as is.\n{text}",
+    "Notiz aus dem Pairing, Schritt {n}:\n{text}",
+]
+
+# Kinds whose makers are fixed texts: a frame with a random number keeps their samples distinct.
+FIXED_TEXT_KINDS = {"base64_plain_text", "documented_placeholders", "env_references", "prose_about_secrets"}
+
+
 def lookalike_samples(r: random.Random) -> list[Sample]:
     out = []
     for kind, makers in LOOKALIKES.items():
         for i in range(LOOKALIKES_PER_KIND):
-            out.append(Sample(kind, "lookalike", makers[i % len(makers)](r)))
+            text = makers[i % len(makers)](r)
+            if kind in FIXED_TEXT_KINDS:
+                text = r.choice(FRAMES).format(n=r.randint(2, 9999), text=text)
+            out.append(Sample(kind, "lookalike", text))
     return out
 
 

@@ -41,6 +41,11 @@ def test_lookalikes_are_many_varied_and_unlabelled():
     assert all(s.disguise == "" and s.secret == "" for s in lookalikes)
 
 
+def test_no_sample_text_repeats():
+    texts = [s.text for s in fourteenth_part()]
+    assert len(set(texts)) == len(texts)
+
+
 def test_each_secret_is_a_long_enough_piece_of_the_raw_text():
     for sample, raw in fourteenth_part_with_raw():
         if sample.is_credential:
