@@ -421,6 +421,18 @@ def netrc(r: random.Random) -> tuple[str, str]:
     return f"machine api.heroku.com\n  login ops@example.org\n  password {p}", p
 
 
+def npmrc(r: random.Random) -> tuple[str, str]:
+    # npm docs "npmrc": per-registry auth as //registry.npmjs.org/:_authToken=<token>.
+    t = crc_token(r, "npm_")
+    return f"//registry.npmjs.org/:_authToken={t}", t
+
+
+def pypirc(r: random.Random) -> tuple[str, str]:
+    # PyPI help "API tokens": in .pypirc set username = __token__ and password = the pypi- token.
+    t = pypi_token(r)
+    return f"[distutils]\nindex-servers = pypi\n\n[pypi]\n  username = __token__\n  password = {t}", t
+
+
 def kubeconfig(r: random.Random) -> tuple[str, str]:
     # kubectl kubeconfig: users[].user.token holds a bearer token (here a bootstrap token
     # "[a-z0-9]{6}.[a-z0-9]{16}" as documented under "Authenticating with Bootstrap Tokens").
@@ -780,6 +792,8 @@ KINDS: list[CredKind] = [
     CredKind("pypi_token", R, "TWINE_PASSWORD", same(pypi_token)),
     # Docker Hub personal access tokens: dckr_pat_ + 27 base64url.
     CredKind("dockerhub_pat", R, "DOCKERHUB_TOKEN", tok("dckr_pat_", URLSAFE, 27)),
+    CredKind("npmrc_auth_line", R, "", npmrc),
+    CredKind("pypirc_token", R, "", pypirc, multiline=True),
     CredKind("docker_config_auth", R, "", docker_auth, multiline=True),
     # RubyGems API keys: rubygems_ + 48 hex.
     CredKind("rubygems_api_key", R, "GEM_HOST_API_KEY", tok("rubygems_", HEX, 48)),
@@ -946,7 +960,7 @@ KINDS: list[CredKind] = [
     CredKind("intercom_access_token", S, "INTERCOM_ACCESS_TOKEN", same(intercom)),
     # LaunchDarkly server-side SDK keys: sdk- + UUID; API access tokens api- + UUID.
     CredKind("launchdarkly_sdk_key", S, "LAUNCHDARKLY_SDK_KEY", same(lambda r: "sdk-" + uuid4(r))),
-    CredKind("basic_auth_header", S, "", basic_auth("svc-reporting")),
+    CredKind("basic_auth_header", S, "AUTHORIZATION_HEADER", basic_auth("svc-reporting")),
     # A vendor we don't name: 32 hex under a name that says what it is.
     CredKind("unnamed_vendor_hex_token", S, "ACMEPAY_AUTH_TOKEN", hexkey(32)),
     CredKind("generic_api_key_random", S, "api_key", tok("", ALNUM, 40)),
@@ -965,6 +979,11 @@ def _n(var: str) -> str:
     return var or "TOKEN"
 
 
+def _scheme(value: str) -> str:
+    # Values that carry their own HTTP auth scheme (Basic, ApiKey, FlyV1) go into the header as they are.
+    return value if value.startswith(("Basic ", "ApiKey ", "FlyV1 ")) else f"Bearer {value}"
+
+
 INLINE: list[Context] = [
     lambda v, x, r: f"{_n(v)}={x}",
     lambda v, x, r: f'export {_n(v)}="{x}"',
@@ -972,7 +991,7 @@ INLINE: list[Context] = [
         f"Incident 2026-11-{r.randint(10, 28)}: prod deploy failed because the rotated credential "
         f"was not in the vault. Working value for now: {x} (rotate after the postmortem)."
     ),
-    lambda v, x, r: f"$ curl -sS -H 'Authorization: Bearer {x}' https://api.internal.example/v2/status",
+    lambda v, x, r: f"$ curl -sS -H 'Authorization: {_scheme(x)}' https://api.internal.example/v2/status",
     lambda v, x, r: f"{_n(v).lower()}: {x}\nregion: eu-west-1\ntimeout_seconds: 30",
     lambda v, x, r: '{\n  "env": "staging",\n  "' + _n(v).lower() + '": "' + x + '",\n  "retries": 3\n}',
     lambda v, x, r: f'[default]\n{_n(v).lower()} = "{x}"\nendpoint = "https://api.example.net"',
