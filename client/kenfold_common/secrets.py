@@ -1602,7 +1602,7 @@ _LINE_NOT_SECRET_RE = re.compile(
     r"(?:(?<![^\W\d_])|(?-i:(?<=[a-z])(?=[A-Z]))|(?<=_))(?:id|ids|uuid|guid|ulid|identifier|trace|span|request"
     r"|correlation|commit|sha|sha1|sha256|sha512|md5|hash|hashes|hashed|digest|checksum|fingerprint|revision"
     r"|build|primary|foreign|partition|cache|idempotency|dedup|row|index|cursor|event|message|public|publishable"
-    r"|pub|kid|nonce|salt|order|invoice|count|version)(?![a-z])",
+    r"|pub|kid|nonce|salt|order|invoice|count|version|reverted|revert|merged|cherry-picked)(?![a-z])",
     re.IGNORECASE,
 )
 
@@ -1749,6 +1749,8 @@ _FILE_EXTENSION_RE = re.compile(
     re.IGNORECASE,
 )
 _RAY_ID_RE = re.compile(r"[0-9a-f]{16}-[A-Z]{3}")
+# An IPFS content id, version 0: "Qm" and 44 base58 characters, a public digest.
+_IPFS_CID_RE = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}")
 # Words after which a value is handed over rather than named ("the new one is <key>", "tested with <key>",
 # "la nueva es <key>"); after any other word, the word names what the value is the id of ("batch <ksuid>",
 # "session <id> expired", "refund <id>").
@@ -1795,6 +1797,7 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
         _PUBLIC_ID_PREFIX_RE.match(value)
         or _FILE_EXTENSION_RE.search(value)
         or _RAY_ID_RE.fullmatch(value)
+        or _IPFS_CID_RE.fullmatch(value)
         or not _looks_random(value)
         or _is_made_of_words(value)
         or _repeats_itself(value)
@@ -3271,6 +3274,10 @@ _TOKEN_RUN_AFTER_RE = re.compile(f"[{_TOKEN_CHARS}]*")
 # Without a shell continuation, the two pieces together must look like a token (long, with a digit or both
 # cases), so that wrapped prose is not read twice; a finding only counts if it runs across the break.
 _MIN_JOINED_RUN = 16
+_UUID_LENGTH = 36
+_WHOLE_UUID_END_RE = re.compile(
+    r"(?<![0-9A-Fa-f-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
 _MIN_JOINED_DIGITS = 2
 _MIN_JOINED_CASE_FLIPS = 3
 _MAX_SINGLE_JOINS = 8
@@ -3394,6 +3401,9 @@ def _joined_windows(reading: _Reading) -> Iterator[tuple[_Reading, list[int]]]:
         # The run before the break, in a bounded stretch: the pieces only have to be long enough together.
         left = _TOKEN_RUN_BEFORE_RE.search(text, max(0, found.start() - _MIN_JOINED_RUN), found.start())
         run = (left[0] if left else "") + right[0]
+        # A UUID is whole at 36 characters: what the next line starts is something else ("<uuid>\nClient ID").
+        if _WHOLE_UUID_END_RE.search(text, max(0, found.start() - _UUID_LENGTH - 1), found.start()):
+            continue
         if len(run) >= _MIN_JOINED_RUN and _looks_like_a_token_run(run):
             breaks.append(found.span())
     if not breaks:
@@ -3442,7 +3452,7 @@ def _pieces_are_long_enough(rule: _Rule, start: int, end: int, joins: list[int])
 def _decoded_base64(run: str) -> str | None:
     """The text a base64 run encodes, or None if it is not base64 of text (a hash, a key, a word)."""
     stripped = run.rstrip("=")
-    if len(stripped) % 4 == 1 or _PURE_HEX_RE.fullmatch(stripped):
+    if len(stripped) % 4 == 1 or not stripped.isascii() or _PURE_HEX_RE.fullmatch(stripped):
         return None
     padded = stripped + "=" * (-len(stripped) % 4)
     try:

@@ -1281,3 +1281,17 @@ def test_a_value_named_by_its_field_or_key_is_not_judged_by_the_random_string_ru
     # A credential's format is refused under any name.
     with pytest.raises(SecretDetected):
         reject_secrets(field="the session id", text="ghp_" + KEY[:36], named=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Taught by the thirteenth and fourteenth parts' first measurement.
+        f"Reverted the key rotation change in {HEX40[:12]}; the real fix is {HEX40}.",
+        f"Tenant ID: {UUID}\nClient ID: {UUID[::-1]}\n(client secret is in Key Vault)",
+        f"Idempotency-Key: {UUID}\nPaymentIntent pi_{MIXED24} status=succeeded",
+        "CIDv0 QmXEDLjkignFJJbSt49LpDa4Sr587iVcgkeKXwdPXhyc1W",
+    ],
+)
+def test_look_alikes_of_the_thirteenth_and_fourteenth_parts_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
