@@ -203,21 +203,28 @@ def _is_placeholder_body(body: str) -> bool:
     return sum(char.isalnum() for char in remaining) < _MIN_RANDOM_BODY
 
 
-def _character_class(char: str) -> str | None:
-    if "A" <= char <= "Z":
-        return "upper"
-    if "a" <= char <= "z":
-        return "lower"
-    if "0" <= char <= "9":
-        return "digit"
-    # Separators of ordinary identifiers (snake_case, kebab-case, dotted.names) say nothing about randomness.
-    if char in "._-":
-        return None
-    return "symbol"
+# A value's character classes: "upper", "lower", "digit" and "symbol". Separators of ordinary identifiers
+# (snake_case, kebab-case, dotted.names) say nothing about randomness and belong to none.
+_UPPER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_DIGIT_CHARS = frozenset("0123456789")
+_NOT_SYMBOL_CHARS = _UPPER_CHARS | _LOWER_CHARS | _DIGIT_CHARS | frozenset("._-")
 
 
 def _character_classes(value: str) -> set[str]:
-    return {_character_class(char) for char in value} - {None}
+    # Set operations on the distinct characters: this runs for most candidates of most rules, where a
+    # function call per character cost several percent of the filter's time.
+    chars = set(value)
+    classes = set()
+    if not chars.isdisjoint(_UPPER_CHARS):
+        classes.add("upper")
+    if not chars.isdisjoint(_LOWER_CHARS):
+        classes.add("lower")
+    if not chars.isdisjoint(_DIGIT_CHARS):
+        classes.add("digit")
+    if not chars <= _NOT_SYMBOL_CHARS:
+        classes.add("symbol")
+    return classes
 
 
 def _shannon_entropy(value: str) -> float:
@@ -225,9 +232,13 @@ def _shannon_entropy(value: str) -> float:
     return -sum(count / length * math.log2(count / length) for count in Counter(value).values())
 
 
+# The characters str.isspace() accepts (Python's \s is defined by the same Unicode property).
+_WHITESPACE_RE = re.compile(r"\s")
+
+
 def _names_a_location(value: str) -> bool:
     """Paths, URLs and references (``vault:db``) say where a secret is kept, not what it is."""
-    if any(char.isspace() or char in "\\:" for char in value):
+    if ":" in value or "\\" in value or _WHITESPACE_RE.search(value) is not None:
         return True
     if "/" not in value:
         return False
@@ -1435,7 +1446,39 @@ def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
     return before, above, before.strip(" \t>*-`'\"#") == ""
 
 
+def _word_trie(words: frozenset[str]) -> str:
+    """An alternation of ``words`` grouped by their first characters: at each position the regex engine
+    compares one character per branch instead of trying every word."""
+    by_first: dict[str, set[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], set()).add(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = frozenset(rest for rest in rests if rest)
+        if not longer:
+            branches.append(re.escape(first))
+        else:
+            optional = "?" if "" in rests else ""
+            branches.append(f"{re.escape(first)}(?:{_word_trie(longer)}){optional}")
+    return "|".join(branches)
+
+
+# Every match of _CONTEXT_CUE_RE holds one of these, lowered: its words, "40" of "401" and "403", and "sk" or
+# "pat" after "_", "." or "-" ("PAT" alone holds "pat" too). In ASCII text a case-insensitive match of a word
+# is where the lowered text holds the lowered word, and no ASCII letter matches a letter of the other
+# scripts' words (tests/common/test_secret_cue_hints.py checks both), so an ASCII window without any of
+# them has no cue: that is most windows, and this search costs a twentieth of the cue pattern's.
+_ASCII_CUE_HINT_RE = re.compile(
+    _word_trie(
+        frozenset(word.lower() for word in _CONTEXT_ENGLISH_CUES + _CONTEXT_FOREIGN_CUES if word.isascii())
+        | {"40", "_sk", ".sk", "-sk", "_pat", ".pat", "-pat"}
+    )
+)
+
+
 def _word_cues(text: str) -> list[re.Match[str]]:
+    if text.isascii() and _ASCII_CUE_HINT_RE.search(text.lower()) is None and "PAT" not in text:
+        return []
     # A cue inside a random run ("...sWEmj9z7aXS2crVMspbn5+Pwd") is part of another key, not a word.
     return [
         cue
@@ -1544,10 +1587,15 @@ def _credential_context_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]
 
 
 def _is_value_in_credential_context(text: str, start: int, value: str) -> bool:
+    if _is_in_an_envelope(text, start, value):
+        return False
+    # Judged once and handed to both checks: it is the costliest part of them.
+    strength = _context_value_strength(value)
     return (
-        _is_said_to_be_a_key(text, start, value)
+        strength is not None
+        and _is_said_to_be_a_key(text, start, value, strength)
         and not _is_other_than_a_key(value)
-        and not _is_named_as_something_else(text, start, value)
+        and not _is_named_as_something_else(text, start, value, strength)
     )
 
 
@@ -1563,7 +1611,7 @@ _LINE_NOT_SECRET_RE = re.compile(
 )
 
 
-def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
+def _is_named_as_something_else(text: str, start: int, value: str, strength: str) -> bool:
     """A value that is a key only by its context (a UUID, hex, one case with digits) whose line says it is
     something else, anywhere on it and in any language ("clé primaire", "Hash des Passworts", "密钥指纹"), or
     that right follows a thing with ids ("API key for tenant <uuid>"); digits alone are a number. A value
@@ -1572,7 +1620,7 @@ def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
     if value.isdigit():
         return True
     # Hex of 64 digits looks random on its own, and a digest as well.
-    if _context_value_strength(value) != "weak" and not _is_id_shaped(value):
+    if strength != "weak" and not _is_id_shaped(value):
         return False
     if _is_id_shaped(value) and _follows_an_entity(text, start):
         return True
@@ -1590,21 +1638,22 @@ def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
     )
 
 
-def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
-    end = start + len(value)
-    # The value's whole run (back to the last space): inside a URL or an envelope it is not judged here.
+def _is_in_an_envelope(text: str, start: int, value: str) -> bool:
+    """The value's whole run (back to the last space) is a URL's part or sealed in an envelope, judged by
+    other rules, or a digest or a fingerprint whatever the line says ("SHA256:<base64>")."""
     floor = max(0, start - 200)
     run_start = max(
         text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
     )
-    # "SHA256:<base64>" is a digest or a fingerprint whatever the line says.
-    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start) or _DIGEST_RE.search(
-        text, max(run_start, floor), end
-    ):
-        return False
-    strength = _context_value_strength(value)
-    if strength is None:
-        return False
+    return bool(
+        _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start)
+        or _DIGEST_RE.search(text, max(run_start, floor), start + len(value))
+    )
+
+
+def _is_said_to_be_a_key(text: str, start: int, value: str, strength: str) -> bool:
+    """Whether the words around a key-shaped value (``strength``: _context_value_strength) say it is a key."""
+    end = start + len(value)
     after = text[end : end + 100].split("\n", 2)
     if _CONTEXT_NOT_SECRET_AFTER_RE.search(after[0]):
         return False

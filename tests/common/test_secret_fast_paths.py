@@ -1,0 +1,71 @@
+"""The secret filter's shortcuts decide nothing: each one skips work only where the full pattern could not
+match, so the filter's findings are the same with and without them.
+
+Windows are made at run time from a fixed seed, from the words the patterns look for and the characters
+around them that the patterns' edges test (letters of other scripts, case changes, "_", digits).
+"""
+
+import random
+import re
+
+import pytest
+
+from kenfold_common import secrets
+
+_RNG = random.Random(8)
+_ASCII = "".join(chr(code) for code in range(128))
+
+
+def _cue_words() -> tuple[str, ...]:
+    return secrets._CONTEXT_ENGLISH_CUES + secrets._CONTEXT_FOREIGN_CUES + secrets._CONTEXT_UNSPACED_WORDS
+
+
+def test_no_ascii_character_matches_a_letter_of_another_scripts_cue_in_any_case():
+    letters = {char for word in _cue_words() for char in word if not char.isascii()}
+    assert letters
+    matching = {
+        (letter, char) for letter in letters for char in re.findall(re.escape(letter), _ASCII, re.IGNORECASE)
+    }
+    assert matching == set()
+
+
+def test_ascii_characters_match_the_ascii_cue_letters_exactly_where_their_lowered_forms_agree():
+    letters = {char for word in _cue_words() for char in word if char.isascii()}
+    for letter in letters:
+        matched = set(re.findall(re.escape(letter), _ASCII, re.IGNORECASE))
+        assert matched == {char for char in _ASCII if char.lower() == letter.lower()}, letter
+
+
+def _full_word_cues(text: str) -> list[tuple[int, int, str]]:
+    """_word_cues without its shortcut: the cue pattern over the whole window."""
+    return [
+        (cue.start(), cue.end(), cue[0])
+        for cue in secrets._CONTEXT_CUE_RE.finditer(text)
+        if not secrets._looks_random(secrets._cue_run(text, cue.start(), cue.end()))
+    ]
+
+
+_NOISE = ["the", "Prod", " ", "_", ".", "-", ":", "=", "401", "40", "3", "sk", "PAT", "pat", "é", "ı", "K", "\n"]  # fmt: skip
+
+
+def _window(words: list[str]) -> str:
+    pieces = []
+    for _ in range(_RNG.randint(1, 6)):
+        piece = _RNG.choice(words) if _RNG.random() < 0.4 else _RNG.choice(_NOISE)
+        pieces.append(piece.upper() if _RNG.random() < 0.2 else piece)
+    return "".join(pieces)
+
+
+@pytest.mark.parametrize("script", ["ascii", "any"])
+def test_word_cues_with_the_shortcut_are_the_cue_patterns_matches(script):
+    words = [word for word in _cue_words() if script == "any" or word.isascii()]
+    windows = [_window(words) for _ in range(4000)]
+    if script == "ascii":
+        windows = [window for window in windows if window.isascii()]
+    found = 0
+    for window in windows:
+        expected = _full_word_cues(window)
+        found += bool(expected)
+        assert [(cue.start(), cue.end(), cue[0]) for cue in secrets._word_cues(window)] == expected, window
+    # The windows hold cues and windows without any, so both paths are taken.
+    assert 0 < found < len(windows)
