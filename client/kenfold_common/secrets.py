@@ -885,6 +885,23 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(word) for word in words)
 
 
+def _word_trie(words: frozenset[str]) -> str:
+    """An alternation of ``words`` grouped by their first characters: at each position the regex engine
+    compares one character per branch instead of trying every word."""
+    by_first: dict[str, set[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], set()).add(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = frozenset(rest for rest in rests if rest)
+        if not longer:
+            branches.append(re.escape(first))
+        else:
+            optional = "?" if "" in rests else ""
+            branches.append(f"{re.escape(first)}(?:{_word_trie(longer)}){optional}")
+    return "|".join(branches)
+
+
 _FOREIGN_NAME = (
     r"(?P<name>(?<![^\W\d_])(?:(?P<password>" + _alternation(_FOREIGN_PASSWORD_WORDS) + r")"
     r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))"
@@ -1444,23 +1461,6 @@ def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
         above_start = text.rfind("\n", 0, above_end) + 1
         above = text[max(above_start, above_end - _MAX_CONTEXT_BEFORE) : above_end]
     return before, above, before.strip(" \t>*-`'\"#") == ""
-
-
-def _word_trie(words: frozenset[str]) -> str:
-    """An alternation of ``words`` grouped by their first characters: at each position the regex engine
-    compares one character per branch instead of trying every word."""
-    by_first: dict[str, set[str]] = {}
-    for word in words:
-        by_first.setdefault(word[0], set()).add(word[1:])
-    branches = []
-    for first, rests in sorted(by_first.items()):
-        longer = frozenset(rest for rest in rests if rest)
-        if not longer:
-            branches.append(re.escape(first))
-        else:
-            optional = "?" if "" in rests else ""
-            branches.append(f"{re.escape(first)}(?:{_word_trie(longer)}){optional}")
-    return "|".join(branches)
 
 
 # Every match of _CONTEXT_CUE_RE holds one of these, lowered: its words, "40" of "401" and "403", and "sk" or
@@ -2913,7 +2913,7 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
-def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
+def _rule_spans(rule: _Rule, text: str, anchors: "_AnchorStarts") -> Iterator[tuple[int, int]]:
     if rule.hint is not None and rule.hint not in text:
         return
     if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
@@ -2924,7 +2924,9 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
             return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
-    next_match = _anchored_search(rule, text) if rule.anchor_words is not None else rule.pattern.search
+    next_match = (
+        _anchored_search(rule, text, anchors) if rule.anchor_words is not None else rule.pattern.search
+    )
     while (match := next_match(text, position)) is not None:
         start = match.start()
         if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
@@ -2947,9 +2949,11 @@ def _rule_spans(rule: _Rule, text: str) -> Iterator[tuple[int, int]]:
             position = match.end()
 
 
-def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[str] | None]:
+def _anchored_search(
+    rule: _Rule, text: str, anchors: "_AnchorStarts"
+) -> Callable[[str, int], re.Match[str] | None]:
     """``rule.pattern.search``, tried only where one of the rule's anchor words starts."""
-    starts = _anchor_starts(text, rule.anchor_words or ())
+    starts = anchors.starts(rule.anchor_words or ())
     if starts is None:
         return rule.pattern.search
 
@@ -2963,32 +2967,61 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
 
 
 # Several rules start at the same words (a secret's name in any language): their starts in a text are
-# found once for all of them.
-@lru_cache(maxsize=8)
-def _anchor_starts(text: str, words: tuple[str, ...]) -> tuple[int, ...] | None:
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
-        return None
-    if text.isascii():
-        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
-        return tuple(
-            sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
+# found once per scan of it, for all of them. Once per scan, not per text across calls: a cache keyed by the
+# text would make a text checked again look cheaper than a new one.
+class _AnchorStarts:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lowered = text.lower()
+        self.by_words: dict[tuple[str, ...], tuple[int, ...] | None] = {}
+        self.any_word: list[int] | None = None
+
+    def starts(self, words: tuple[str, ...]) -> tuple[int, ...] | None:
+        if words not in self.by_words:
+            self.by_words[words] = self._find(words)
+        return self.by_words[words]
+
+    def _find(self, words: tuple[str, ...]) -> tuple[int, ...] | None:
+        text, lowered = self.text, self.lowered
+        if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
+            return None
+        pattern = _anchor_regex(words)
+        if not text.isascii():
+            # Other scripts: from the end of each word found (a word and a longer one from the same start,
+            # "secret" and "secreto", give one start).
+            return tuple(found.start() for found in pattern.finditer(lowered))
+        # In ASCII text, every place where a word starts, also inside another word's place: of the places
+        # where any rule's word starts (one search for all rules), those where one of these words does.
+        if self.any_word is None:
+            self.any_word = _starts_of_any_word(lowered, _anchor_regex(_ALL_ANCHOR_WORDS))
+        if not _is_among_all_anchor_words(words):
+            return tuple(_starts_of_any_word(lowered, pattern))
+        return tuple(start for start in self.any_word if pattern.match(lowered, start) is not None)
+
+
+def _starts_of_any_word(lowered: str, pattern: re.Pattern[str]) -> list[int]:
+    """Every place where a word of ``pattern`` starts. A word that starts inside another one found starts
+    before that one's end, since the search that found the other one passed no start."""
+    starts = []
+    for found in pattern.finditer(lowered):
+        starts.append(found.start())
+        starts.extend(
+            inside
+            for inside in range(found.start() + 1, found.end())
+            if pattern.match(lowered, inside) is not None
         )
-    # Other scripts: one alternation, which skips the characters no word starts with.
-    return tuple(found.start() for found in _anchor_regex(words).finditer(lowered))
+    return starts
 
 
 @cache
 def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
-    # Longest first, so that a word and a longer one from the same start ("secret", "secreto") give one start.
-    return re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
+    # A trie: the longest word from each start, and one comparison per branch where a word could start.
+    return re.compile(_word_trie(frozenset(words)))
 
 
-def _occurrences(text: str, word: str) -> Iterator[int]:
-    found = text.find(word)
-    while found != -1:
-        yield found
-        found = text.find(word, found + 1)
+@cache
+def _is_among_all_anchor_words(words: tuple[str, ...]) -> bool:
+    return set(words) <= set(_ALL_ANCHOR_WORDS)
 
 
 def _is_word_character(char: str) -> bool:
@@ -3263,8 +3296,9 @@ class _Claims:
 
 
 def _scan(text: str, rules: tuple[_Rule, ...] = ()) -> Iterator[tuple[_Rule, int, int]]:
+    anchors = _AnchorStarts(text)
     for rule in rules or _RULES:
-        for start, end in _rule_spans(rule, text):
+        for start, end in _rule_spans(rule, text, anchors):
             yield rule, start, end
 
 
@@ -3420,6 +3454,7 @@ def _rule_of_encoded(run: str, *, depth: int = 0) -> _Rule | None:
 
 
 _ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
+_ALL_ANCHOR_WORDS = tuple(sorted({word for rule in _RULES for word in rule.anchor_words or ()}))
 
 
 def redact_secrets(text: str) -> str:

@@ -69,3 +69,41 @@ def test_word_cues_with_the_shortcut_are_the_cue_patterns_matches(script):
         assert [(cue.start(), cue.end(), cue[0]) for cue in secrets._word_cues(window)] == expected, window
     # The windows hold cues and windows without any, so both paths are taken.
     assert 0 < found < len(windows)
+
+
+def _anchor_tuples() -> list[tuple[str, ...]]:
+    return sorted({rule.anchor_words for rule in secrets._RULES if rule.anchor_words is not None})
+
+
+def _expected_anchor_starts(text: str, words: tuple[str, ...]) -> tuple[int, ...] | None:
+    """Where the anchored rules may start, found word by word: in ASCII text every place where a word
+    starts, in other scripts the starts of a longest-first alternation's matches."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        return None
+    if text.isascii():
+        return tuple(
+            sorted(
+                {start for word in words for start in range(len(lowered)) if lowered.startswith(word, start)}
+            )
+        )
+    alternation = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
+    return tuple(found.start() for found in alternation.finditer(lowered))
+
+
+@pytest.mark.parametrize("script", ["ascii", "any"])
+def test_anchor_starts_found_once_for_all_rules_are_each_rules_word_starts(script):
+    tuples = _anchor_tuples()
+    words = sorted({word for words in tuples for word in words if script == "any" or word.isascii()})
+    # Words glued together ("passwordkey", "tokens") start inside one another.
+    texts = ["".join(_window(words) for _ in range(_RNG.randint(1, 4))) for _ in range(1500)]
+    if script == "ascii":
+        texts = [text for text in texts if text.isascii()]
+    found = 0
+    for text in texts:
+        anchors = secrets._AnchorStarts(text)
+        for anchor_words in tuples:
+            expected = _expected_anchor_starts(text, anchor_words)
+            found += bool(expected)
+            assert anchors.starts(anchor_words) == expected, (text, anchor_words[:3])
+    assert found > len(texts)
