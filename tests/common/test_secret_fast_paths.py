@@ -107,3 +107,58 @@ def test_anchor_starts_found_once_for_all_rules_are_each_rules_word_starts(scrip
             found += bool(expected)
             assert anchors.starts(anchor_words) == expected, (text, anchor_words[:3])
     assert found > len(texts)
+
+
+def test_each_rules_required_string_starts_every_match_as_the_regex_engine_reads_the_pattern():
+    from re import _compiler, _parser  # the engine's own reading of a pattern's literal start
+
+    with_one = 0
+    for rule in secrets._RULES + secrets._MASKED_RULES:
+        parsed = _parser.parse(rule.pattern.pattern, rule.pattern.flags)
+        engine_prefix = "".join(map(chr, _compiler._get_literal_prefix(parsed, rule.pattern.flags)[0]))
+        prefix = secrets._literal_prefix(rule.pattern)
+        assert engine_prefix.startswith(prefix), rule.id
+        assert rule.required == (prefix or rule.hint)
+        with_one += bool(prefix)
+    # Most format rules start with their token's prefix.
+    assert with_one > 100
+
+
+@pytest.mark.parametrize(
+    ("source", "prefix"),
+    [
+        (r"ghp_[A-Za-z0-9]{36}", "ghp_"),
+        (r"sk\.eyJ[A-Za-z]+", "sk.eyJ"),
+        (r"xox[baprs]-", "xox"),
+        (r"abcd?e", "abc"),
+        (r"ab+c", "ab"),
+        (r"ab{2}c", "a"),
+        (r"\bkey", ""),
+        (r"(?<![A-Za-z])key", ""),
+        (r"key|token", ""),
+        (r"key(?:s|z)|token", ""),
+        (r"key[|]token", "key"),
+        (r"key\|token", "key|token"),
+        (r"ke(?:y|z)", "ke"),
+        (r"k[]|]|token", ""),
+    ],
+)
+def test_a_patterns_literal_start_stops_before_anything_not_in_every_match(source, prefix):
+    assert secrets._literal_prefix(re.compile(source)) == prefix
+
+
+def test_a_case_insensitive_pattern_has_no_required_start():
+    assert secrets._literal_prefix(re.compile("ghp_", re.IGNORECASE)) == ""
+
+
+def test_placeholder_material_taken_out_of_lowered_ascii_leaves_as_many_letters_and_digits():
+    alphabet = "abcdefxyzABCDEFXYZ0123456789_-."
+    words = ["example", "EXAMPLE", "Sample", "your", "KEY", "test", "0123456789", "123456", "abcdef", "xxxx"]
+    for _ in range(3000):
+        body = "".join(
+            _RNG.choice(words) if _RNG.random() < 0.2 else _RNG.choice(alphabet)
+            for _ in range(_RNG.randint(4, 40))
+        )
+        remaining = secrets._PLACEHOLDER_MATERIAL_RE.sub("", body)
+        expected = sum(char.isalnum() for char in remaining) < secrets._MIN_RANDOM_BODY
+        assert secrets._is_placeholder_body(body) == expected, body
