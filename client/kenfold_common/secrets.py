@@ -1535,11 +1535,13 @@ def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
     return before, above, before.strip(" \t>*-`'\"#") == ""
 
 
-# Every match of _CONTEXT_CUE_RE holds one of these, lowered: its words, "40" of "401" and "403", and "sk" or
-# "pat" after "_", "." or "-" ("PAT" alone holds "pat" too). In ASCII text a case-insensitive match of a word
-# is where the lowered text holds the lowered word, and no ASCII letter matches a letter of the other
-# scripts' words (tests/common/test_secret_cue_hints.py checks both), so an ASCII window without any of
-# them has no cue: that is most windows, and this search costs a twentieth of the cue pattern's.
+# Every match of _CONTEXT_CUE_RE starts where the lowered text holds one of these: its words, "40" of "401"
+# and "403", "sk" or "pat" after "_", "." or "-" (one character later), or "PAT" as written. In ASCII text a
+# case-insensitive match of a word is where the lowered text holds the lowered word, and no ASCII letter
+# matches a letter of the other scripts' words (tests/common/test_secret_fast_paths.py checks both). So in
+# an ASCII window the cue pattern is tried only at these places, the first of them at or after the end of
+# the last cue found, as its own search would go on: most windows hold none, and a case-insensitive
+# alternation of two hundred words costs about a microsecond at each character where it is tried.
 _ASCII_CUE_HINT_RE = re.compile(
     _word_trie(
         frozenset(word.lower() for word in _CONTEXT_ENGLISH_CUES + _CONTEXT_FOREIGN_CUES if word.isascii())
@@ -1548,15 +1550,30 @@ _ASCII_CUE_HINT_RE = re.compile(
 )
 
 
-def _word_cues(text: str) -> list[re.Match[str]]:
-    if text.isascii() and _ASCII_CUE_HINT_RE.search(text.lower()) is None and "PAT" not in text:
-        return []
-    # A cue inside a random run ("...sWEmj9z7aXS2crVMspbn5+Pwd") is part of another key, not a word.
-    return [
-        cue
-        for cue in _CONTEXT_CUE_RE.finditer(text)
-        if not _looks_random(_cue_run(text, cue.start(), cue.end()))
+def _cue_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_CONTEXT_CUE_RE.finditer(text)``, tried in ASCII text only where a cue can start."""
+    if not text.isascii():
+        yield from _CONTEXT_CUE_RE.finditer(text)
+        return
+    lowered = text.lower()
+    starts = [
+        start + 1 if lowered[start] in "_.-" else start
+        for start in _starts_of_any_word(lowered, _ASCII_CUE_HINT_RE)
     ]
+    found = text.find("PAT")
+    while found != -1:
+        starts.append(found)
+        found = text.find("PAT", found + 1)
+    position = 0
+    for start in sorted(starts):
+        if start >= position and (cue := _CONTEXT_CUE_RE.match(text, start)) is not None:
+            yield cue
+            position = cue.end()
+
+
+def _word_cues(text: str) -> list[re.Match[str]]:
+    # A cue inside a random run ("...sWEmj9z7aXS2crVMspbn5+Pwd") is part of another key, not a word.
+    return [cue for cue in _cue_matches(text) if not _looks_random(_cue_run(text, cue.start(), cue.end()))]
 
 
 def _is_bare_cue(text: str, cue: re.Match[str]) -> bool:
