@@ -80,9 +80,24 @@ class _Rule:
     # A string every match holds (the pattern's literal start, else the hint): a text without it is passed
     # over before any other work for the rule, which for most rules and texts was most of the rule's cost.
     required: str | None = field(init=False, default=None, compare=False)
+    # The hint pattern for lowered ASCII text, when it has one (_lowered_twin).
+    lowered_hint_pattern: re.Pattern[str] | None = field(init=False, default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "required", _literal_prefix(self.pattern) or self.hint)
+        if self.hint_pattern is not None:
+            object.__setattr__(self, "lowered_hint_pattern", _lowered_twin(self.hint_pattern))
+
+
+def _lowered_twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` without IGNORECASE, which finds the same spans in lowered ASCII text, several times faster
+    (the regex engine skips to the characters a match can start with only when it compares them as they
+    are): ASCII letters match in any case exactly where their lowered forms agree. Only for a pattern
+    written in lower case with no part that compares case ("(?-i:", an upper-case letter or class)."""
+    source = pattern.pattern
+    if not pattern.flags & re.IGNORECASE or source != source.lower() or "(?-i" in source:
+        return None
+    return re.compile(source, pattern.flags & ~re.IGNORECASE)
 
 
 def _has_top_level_alternation(source: str) -> bool:
@@ -255,14 +270,8 @@ def _has_placeholder_word(lowered: str, word: str) -> bool:
     return False
 
 
-# The same pattern without IGNORECASE, for lowered ASCII text, where it takes out the same characters at half
-# the cost: ASCII letters match in any case exactly where their lowered forms agree. Only while the
-# pattern is written in lower case (an upper-case letter or class would stop matching the lowered text).
-_LOWERED_PLACEHOLDER_MATERIAL_RE = (
-    re.compile(_PLACEHOLDER_MATERIAL_RE.pattern)
-    if _PLACEHOLDER_MATERIAL_RE.pattern == _PLACEHOLDER_MATERIAL_RE.pattern.lower()
-    else None
-)
+# For lowered ASCII text, where it takes out the same characters at half the cost.
+_LOWERED_PLACEHOLDER_MATERIAL_RE = _lowered_twin(_PLACEHOLDER_MATERIAL_RE)
 
 
 def _is_placeholder_body(body: str) -> bool:
@@ -3005,8 +3014,12 @@ _RULES: tuple[_Rule, ...] = (
 def _rule_spans(rule: _Rule, text: str, anchors: "_AnchorStarts") -> Iterator[tuple[int, int]]:
     if rule.hint is not None and rule.hint not in text:
         return
-    if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
-        return
+    if rule.hint_pattern is not None:
+        if rule.lowered_hint_pattern is not None and text.isascii():
+            if rule.lowered_hint_pattern.search(text.lower()) is None:
+                return
+        elif rule.hint_pattern.search(text) is None:
+            return
     if rule.hint_words is not None:
         lowered = text.lower()
         if not any(word in lowered for word in rule.hint_words):

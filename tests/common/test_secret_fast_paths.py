@@ -162,3 +162,41 @@ def test_placeholder_material_taken_out_of_lowered_ascii_leaves_as_many_letters_
         remaining = secrets._PLACEHOLDER_MATERIAL_RE.sub("", body)
         expected = sum(char.isalnum() for char in remaining) < secrets._MIN_RANDOM_BODY
         assert secrets._is_placeholder_body(body) == expected, body
+
+
+def test_a_lowered_twin_finds_in_lowered_ascii_text_what_the_case_insensitive_pattern_finds():
+    twins = [
+        (rule.hint_pattern, rule.lowered_hint_pattern)
+        for rule in secrets._RULES
+        if rule.hint_pattern is not None and rule.lowered_hint_pattern is not None
+    ]
+    twins.append((secrets._PLACEHOLDER_MATERIAL_RE, secrets._LOWERED_PLACEHOLDER_MATERIAL_RE))
+    words = [
+        "Password",
+        "PASSPHRASE",
+        "secret",
+        "Token",
+        "KEY",
+        "is",
+        "WAS",
+        "=",
+        ":",
+        "Example",
+        "aaAA",
+        "abcdef",
+    ]
+    hits = 0
+    for pattern, twin in twins:
+        assert twin is not None
+        for _ in range(2000):
+            text = "".join(_RNG.choice([*words, " ", " ", "x", "7"]) for _ in range(_RNG.randint(1, 12)))
+            expected = [found.span() for found in pattern.finditer(text)]
+            hits += bool(expected)
+            assert [found.span() for found in twin.finditer(text.lower())] == expected, text
+    assert hits > 0
+
+
+@pytest.mark.parametrize("source", [r"Key\x20is", r"key(?-i:[a-z])", r"\Skey", "key"])
+def test_a_pattern_that_compares_case_or_is_case_sensitive_has_no_lowered_twin(source):
+    flags = 0 if source == "key" else re.IGNORECASE
+    assert secrets._lowered_twin(re.compile(source, flags)) is None
