@@ -3076,7 +3076,7 @@ class _AnchorStarts:
         self.text = text
         self.lowered = text.lower()
         self.by_words: dict[tuple[str, ...], tuple[int, ...] | None] = {}
-        self.any_word: list[int] | None = None
+        self.occurrences: dict[str, list[int]] | None = None
 
     def starts(self, words: tuple[str, ...]) -> tuple[int, ...] | None:
         if words not in self.by_words:
@@ -3087,18 +3087,23 @@ class _AnchorStarts:
         text, lowered = self.text, self.lowered
         if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
             return None
-        pattern = _anchor_regex(words)
         if not text.isascii():
-            # Other scripts: from the end of each word found (a word and a longer one from the same start,
-            # "secret" and "secreto", give one start).
-            return tuple(found.start() for found in pattern.finditer(lowered))
-        # In ASCII text, every place where a word starts, also inside another word's place: of the places
-        # where any rule's word starts (one search for all rules), those where one of these words does.
-        if self.any_word is None:
-            self.any_word = _starts_of_any_word(lowered, _anchor_regex(_ALL_ANCHOR_WORDS))
+            # Other scripts: one trie search, from the end of each word found (a word and a longer one from
+            # the same start, "secret" and "secreto", give one start).
+            return tuple(found.start() for found in _anchor_regex(words).finditer(lowered))
+        # In ASCII text, every place where a word starts, also inside another word's place. Which of all
+        # rules' ASCII words the text holds is asked once (str "in" is the fastest test for a word, and the
+        # regex engine is slow on text most of whose letters could start one); only those are looked for.
+        if self.occurrences is None:
+            self.occurrences = {
+                word: list(_occurrences(lowered, word)) for word in _ASCII_ANCHOR_WORDS if word in lowered
+            }
         if not _is_among_all_anchor_words(words):
-            return tuple(_starts_of_any_word(lowered, pattern))
-        return tuple(start for start in self.any_word if pattern.match(lowered, start) is not None)
+            return tuple(sorted({found for word in words for found in _occurrences(lowered, word)}))
+        chosen = _anchor_word_set(words)
+        return tuple(
+            sorted({found for word, places in self.occurrences.items() if word in chosen for found in places})
+        )
 
 
 def _starts_of_any_word(lowered: str, pattern: re.Pattern[str]) -> list[int]:
@@ -3115,6 +3120,13 @@ def _starts_of_any_word(lowered: str, pattern: re.Pattern[str]) -> list[int]:
     return starts
 
 
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    found = text.find(word)
+    while found != -1:
+        yield found
+        found = text.find(word, found + 1)
+
+
 @cache
 def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
     # A trie: the longest word from each start, and one comparison per branch where a word could start.
@@ -3124,6 +3136,11 @@ def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
 @cache
 def _is_among_all_anchor_words(words: tuple[str, ...]) -> bool:
     return set(words) <= set(_ALL_ANCHOR_WORDS)
+
+
+@cache
+def _anchor_word_set(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words)
 
 
 def _is_word_character(char: str) -> bool:
@@ -3559,6 +3576,7 @@ def _rule_of_encoded(run: str, *, depth: int = 0) -> _Rule | None:
 
 _ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
 _ALL_ANCHOR_WORDS = tuple(sorted({word for rule in _RULES for word in rule.anchor_words or ()}))
+_ASCII_ANCHOR_WORDS = tuple(word for word in _ALL_ANCHOR_WORDS if word.isascii())
 
 
 def redact_secrets(text: str) -> str:
