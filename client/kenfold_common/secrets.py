@@ -80,6 +80,80 @@ class _Rule:
     # For the rules that judge any key-shaped run by its context (the costliest): a run that a rule before
     # them already claimed is not judged again in the text as written, where such a finding would be dropped.
     skips_claimed: bool = False
+    # A string every match holds (the pattern's literal start, else the hint): a text without it is passed
+    # over before any other work for the rule, which for most rules and texts was most of the rule's cost.
+    required: str | None = field(init=False, default=None, compare=False)
+    # The hint pattern for lowered ASCII text, when it has one (_lowered_twin).
+    lowered_hint_pattern: re.Pattern[str] | None = field(init=False, default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "required", _literal_prefix(self.pattern) or self.hint)
+        if self.hint_pattern is not None:
+            object.__setattr__(self, "lowered_hint_pattern", _lowered_twin(self.hint_pattern))
+
+
+def _lowered_twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` without IGNORECASE, which finds the same spans in lowered ASCII text, several times faster
+    (the regex engine skips to the characters a match can start with only when it compares them as they
+    are): ASCII letters match in any case exactly where their lowered forms agree. Only for a pattern
+    written in lower case with no part that compares case ("(?-i:", an upper-case letter or class)."""
+    source = pattern.pattern
+    if not pattern.flags & re.IGNORECASE or source != source.lower() or "(?-i" in source:
+        return None
+    return re.compile(source, pattern.flags & ~re.IGNORECASE)
+
+
+def _has_top_level_alternation(source: str) -> bool:
+    """Whether ``source`` has a "|" outside any group, class or escape (then no start is common to all)."""
+    depth, position, in_class = 0, 0, False
+    while position < len(source):
+        char = source[position]
+        if char == "\\":
+            position += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # "]" right after "[" or "[^" is a member, not the class's end.
+            position += source.startswith("^", position + 1)
+            position += source.startswith("]", position + 1)
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+        position += 1
+    return False
+
+
+def _literal_prefix(pattern: re.Pattern[str]) -> str:
+    """The characters every match of ``pattern`` starts with, read from its source: plain characters and
+    escaped punctuation up to the first operator, group or class (a shorter start than the regex engine's
+    own is still one). Empty for a case-insensitive or verbose pattern, or one of alternatives."""
+    source = pattern.pattern
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or _has_top_level_alternation(source):
+        return ""
+    prefix: list[str] = []
+    position = 0
+    while position < len(source):
+        char, step = source[position], 1
+        if char == "\\":
+            char, step = source[position + 1 : position + 2], 2
+            if not char or char.isalnum() or not char.isascii():
+                break
+        elif char in ".^$*+?{}[]()|":
+            break
+        following = source[position + step : position + step + 1]
+        # Optional or counted: not in every match. Repeated: once in every match, and nothing after it is.
+        if following in ("*", "?", "{"):
+            break
+        prefix.append(char)
+        if following == "+":
+            break
+        position += step
+    return "".join(prefix)
 
 
 _PLACEHOLDER_PREFIXES = ("$", "{{", "<")
@@ -174,7 +248,7 @@ def _is_placeholder(value: str) -> bool:
         value in _DOCUMENTED_EXAMPLE_TOKENS
         or value.startswith(_PLACEHOLDER_PREFIXES)
         or _PERCENT_PLACEHOLDER_RE.match(value) is not None
-        or any(_has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
+        or any(word in lowered and _has_placeholder_word(lowered, word) for word in _PLACEHOLDER_WORDS)
         or len(set(value.removeprefix("0x")) - set("-_.")) == 1
         # AWS's documentation ends its example secret keys so ("...bPxRfiCYEXAMPLEKEY").
         or value.endswith("EXAMPLEKEY")
@@ -201,38 +275,56 @@ def _has_placeholder_word(lowered: str, word: str) -> bool:
     return False
 
 
+# For lowered ASCII text, where it takes out the same characters at half the cost.
+_LOWERED_PLACEHOLDER_MATERIAL_RE = _lowered_twin(_PLACEHOLDER_MATERIAL_RE)
+
+
 def _is_placeholder_body(body: str) -> bool:
     if body in _DOCUMENTED_EXAMPLE_TOKENS:
         return True
-    remaining = _PLACEHOLDER_MATERIAL_RE.sub("", body)
-    return sum(char.isalnum() for char in remaining) < _MIN_RANDOM_BODY
+    if _LOWERED_PLACEHOLDER_MATERIAL_RE is not None and body.isascii():
+        remaining = _LOWERED_PLACEHOLDER_MATERIAL_RE.sub("", body.lower())
+    else:
+        remaining = _PLACEHOLDER_MATERIAL_RE.sub("", body)
+    return sum(map(str.isalnum, remaining)) < _MIN_RANDOM_BODY
 
 
-def _character_class(char: str) -> str | None:
-    if "A" <= char <= "Z":
-        return "upper"
-    if "a" <= char <= "z":
-        return "lower"
-    if "0" <= char <= "9":
-        return "digit"
-    # Separators of ordinary identifiers (snake_case, kebab-case, dotted.names) say nothing about randomness.
-    if char in "._-":
-        return None
-    return "symbol"
+# A value's character classes: "upper", "lower", "digit" and "symbol". Separators of ordinary identifiers
+# (snake_case, kebab-case, dotted.names) say nothing about randomness and belong to none.
+_UPPER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_DIGIT_CHARS = frozenset("0123456789")
+_NOT_SYMBOL_CHARS = _UPPER_CHARS | _LOWER_CHARS | _DIGIT_CHARS | frozenset("._-")
 
 
 def _character_classes(value: str) -> set[str]:
-    return {_character_class(char) for char in value} - {None}
+    # Set operations on the distinct characters: this runs for most candidates of most rules, where a
+    # function call per character cost several percent of the filter's time.
+    chars = set(value)
+    classes = set()
+    if not chars.isdisjoint(_UPPER_CHARS):
+        classes.add("upper")
+    if not chars.isdisjoint(_LOWER_CHARS):
+        classes.add("lower")
+    if not chars.isdisjoint(_DIGIT_CHARS):
+        classes.add("digit")
+    if not chars <= _NOT_SYMBOL_CHARS:
+        classes.add("symbol")
+    return classes
 
 
 def _shannon_entropy(value: str) -> float:
     length = len(value)
-    return -sum(count / length * math.log2(count / length) for count in Counter(value).values())
+    return -sum([count / length * math.log2(count / length) for count in Counter(value).values()])
+
+
+# The characters str.isspace() accepts (Python's \s is defined by the same Unicode property).
+_WHITESPACE_RE = re.compile(r"\s")
 
 
 def _names_a_location(value: str) -> bool:
     """Paths, URLs and references (``vault:db``) say where a secret is kept, not what it is."""
-    if any(char.isspace() or char in "\\:" for char in value):
+    if ":" in value or "\\" in value or _WHITESPACE_RE.search(value) is not None:
         return True
     if "/" not in value:
         return False
@@ -896,6 +988,23 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(word) for word in words)
 
 
+def _word_trie(words: frozenset[str]) -> str:
+    """An alternation of ``words`` grouped by their first characters: at each position the regex engine
+    compares one character per branch instead of trying every word."""
+    by_first: dict[str, set[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], set()).add(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = frozenset(rest for rest in rests if rest)
+        if not longer:
+            branches.append(re.escape(first))
+        else:
+            optional = "?" if "" in rests else ""
+            branches.append(f"{re.escape(first)}(?:{_word_trie(longer)}){optional}")
+    return "|".join(branches)
+
+
 _FOREIGN_NAME = (
     r"(?P<name>(?<![^\W\d_])(?:(?P<password>" + _alternation(_FOREIGN_PASSWORD_WORDS) + r")"
     r"|(?P<foreign>" + _alternation(_FOREIGN_SECRET_WORDS) + r"))"
@@ -1472,13 +1581,45 @@ def _context_lines(text: str, start: int) -> tuple[str, str, bool]:
     return before, above, before.strip(" \t>*-`'\"#") == ""
 
 
+# Every match of _CONTEXT_CUE_RE starts where the lowered text holds one of these: its words, "40" of "401"
+# and "403", "sk" or "pat" after "_", "." or "-" (one character later), or "PAT" as written. In ASCII text a
+# case-insensitive match of a word is where the lowered text holds the lowered word, and no ASCII letter
+# matches a letter of the other scripts' words (tests/common/test_secret_fast_paths.py checks both). So in
+# an ASCII window the cue pattern is tried only at these places, the first of them at or after the end of
+# the last cue found, as its own search would go on: most windows hold none, and a case-insensitive
+# alternation of two hundred words costs about a microsecond at each character where it is tried.
+_ASCII_CUE_HINT_RE = re.compile(
+    _word_trie(
+        frozenset(word.lower() for word in _CONTEXT_ENGLISH_CUES + _CONTEXT_FOREIGN_CUES if word.isascii())
+        | {"40", "_sk", ".sk", "-sk", "_pat", ".pat", "-pat"}
+    )
+)
+
+
+def _cue_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_CONTEXT_CUE_RE.finditer(text)``, tried in ASCII text only where a cue can start."""
+    if not text.isascii():
+        yield from _CONTEXT_CUE_RE.finditer(text)
+        return
+    lowered = text.lower()
+    starts = [
+        start + 1 if lowered[start] in "_.-" else start
+        for start in _starts_of_any_word(lowered, _ASCII_CUE_HINT_RE)
+    ]
+    found = text.find("PAT")
+    while found != -1:
+        starts.append(found)
+        found = text.find("PAT", found + 1)
+    position = 0
+    for start in sorted(starts):
+        if start >= position and (cue := _CONTEXT_CUE_RE.match(text, start)) is not None:
+            yield cue
+            position = cue.end()
+
+
 def _word_cues(text: str) -> list[re.Match[str]]:
     # A cue inside a random run ("...sWEmj9z7aXS2crVMspbn5+Pwd") is part of another key, not a word.
-    return [
-        cue
-        for cue in _CONTEXT_CUE_RE.finditer(text)
-        if not _looks_random(_cue_run(text, cue.start(), cue.end()))
-    ]
+    return [cue for cue in _cue_matches(text) if not _looks_random(_cue_run(text, cue.start(), cue.end()))]
 
 
 def _is_bare_cue(text: str, cue: re.Match[str]) -> bool:
@@ -1588,10 +1729,15 @@ def _credential_context_spans(match: re.Match[str]) -> Iterator[tuple[int, int]]
 
 
 def _is_value_in_credential_context(text: str, start: int, value: str) -> bool:
+    if _is_in_an_envelope(text, start, value):
+        return False
+    # Judged once and handed to both checks: it is the costliest part of them.
+    strength = _context_value_strength(value)
     return (
-        _is_said_to_be_a_key(text, start, value)
+        strength is not None
+        and _is_said_to_be_a_key(text, start, value, strength)
         and not _is_other_than_a_key(value)
-        and not _is_named_as_something_else(text, start, value)
+        and not _is_named_as_something_else(text, start, value, strength)
     )
 
 
@@ -1607,7 +1753,7 @@ _LINE_NOT_SECRET_RE = re.compile(
 )
 
 
-def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
+def _is_named_as_something_else(text: str, start: int, value: str, strength: str) -> bool:
     """A value that is a key only by its context (a UUID, hex, one case with digits) whose line says it is
     something else, anywhere on it and in any language ("clé primaire", "Hash des Passworts", "密钥指纹"), or
     that right follows a thing with ids ("API key for tenant <uuid>"); digits alone are a number. A value
@@ -1616,7 +1762,7 @@ def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
     if value.isdigit():
         return True
     # Hex of 64 digits looks random on its own, and a digest as well.
-    if _context_value_strength(value) != "weak" and not _is_id_shaped(value):
+    if strength != "weak" and not _is_id_shaped(value):
         return False
     if _is_id_shaped(value) and _follows_an_entity(text, start):
         return True
@@ -1634,21 +1780,22 @@ def _is_named_as_something_else(text: str, start: int, value: str) -> bool:
     )
 
 
-def _is_said_to_be_a_key(text: str, start: int, value: str) -> bool:
-    end = start + len(value)
-    # The value's whole run (back to the last space): inside a URL or an envelope it is not judged here.
+def _is_in_an_envelope(text: str, start: int, value: str) -> bool:
+    """The value's whole run (back to the last space) is a URL's part or sealed in an envelope, judged by
+    other rules, or a digest or a fingerprint whatever the line says ("SHA256:<base64>")."""
     floor = max(0, start - 200)
     run_start = max(
         text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
     )
-    # "SHA256:<base64>" is a digest or a fingerprint whatever the line says.
-    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start) or _DIGEST_RE.search(
-        text, max(run_start, floor), end
-    ):
-        return False
-    strength = _context_value_strength(value)
-    if strength is None:
-        return False
+    return bool(
+        _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start)
+        or _DIGEST_RE.search(text, max(run_start, floor), start + len(value))
+    )
+
+
+def _is_said_to_be_a_key(text: str, start: int, value: str, strength: str) -> bool:
+    """Whether the words around a key-shaped value (``strength``: _context_value_strength) say it is a key."""
+    end = start + len(value)
     after = text[end : end + 100].split("\n", 2)
     if _CONTEXT_NOT_SECRET_AFTER_RE.search(after[0]):
         return False
@@ -3148,19 +3295,25 @@ _RULE_ORDER = {rule.id: index for index, rule in enumerate(_RULES)}
 
 
 def _rule_spans(
-    rule: _Rule, text: str, claimed: Callable[[int, int], bool] | None = None
+    rule: _Rule, text: str, anchors: "_AnchorStarts", claimed: Callable[[int, int], bool] | None = None
 ) -> Iterator[tuple[int, int]]:
     if rule.hint is not None and rule.hint not in text:
         return
-    if rule.hint_pattern is not None and rule.hint_pattern.search(text) is None:
-        return
+    if rule.hint_pattern is not None:
+        if rule.lowered_hint_pattern is not None and text.isascii():
+            if rule.lowered_hint_pattern.search(text.lower()) is None:
+                return
+        elif rule.hint_pattern.search(text) is None:
+            return
     if rule.hint_words is not None:
         lowered = text.lower()
         if not any(word in lowered for word in rule.hint_words):
             return
     span_group = "value" if "value" in rule.pattern.groupindex else 0
     position = 0
-    next_match = _anchored_search(rule, text) if rule.anchor_words is not None else rule.pattern.search
+    next_match = (
+        _anchored_search(rule, text, anchors) if rule.anchor_words is not None else rule.pattern.search
+    )
     while (match := next_match(text, position)) is not None:
         start = match.start()
         if rule.word_start and start > 0 and _is_word_character(text[start - 1]):
@@ -3184,9 +3337,11 @@ def _rule_spans(
             position = match.end()
 
 
-def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[str] | None]:
+def _anchored_search(
+    rule: _Rule, text: str, anchors: "_AnchorStarts"
+) -> Callable[[str, int], re.Match[str] | None]:
     """``rule.pattern.search``, tried only where one of the rule's anchor words starts."""
-    starts = _anchor_starts(text, rule.anchor_words or ())
+    starts = anchors.starts(rule.anchor_words or ())
     if starts is None:
         return rule.pattern.search
 
@@ -3200,25 +3355,55 @@ def _anchored_search(rule: _Rule, text: str) -> Callable[[str, int], re.Match[st
 
 
 # Several rules start at the same words (a secret's name in any language): their starts in a text are
-# found once for all of them.
-@lru_cache(maxsize=8)
-def _anchor_starts(text: str, words: tuple[str, ...]) -> tuple[int, ...] | None:
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
-        return None
-    if text.isascii():
-        # str.find per word: in ASCII text most words' first letters are everywhere, which slows a regex.
+# found once per scan of it, for all of them. Once per scan, not per text across calls: a cache keyed by the
+# text would make a text checked again look cheaper than a new one.
+class _AnchorStarts:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lowered = text.lower()
+        self.by_words: dict[tuple[str, ...], tuple[int, ...] | None] = {}
+        self.occurrences: dict[str, list[int]] | None = None
+
+    def starts(self, words: tuple[str, ...]) -> tuple[int, ...] | None:
+        if words not in self.by_words:
+            self.by_words[words] = self._find(words)
+        return self.by_words[words]
+
+    def _find(self, words: tuple[str, ...]) -> tuple[int, ...] | None:
+        text, lowered = self.text, self.lowered
+        if len(lowered) != len(text):  # a few characters grow when lowered ("İ"); positions would not line up
+            return None
+        if not text.isascii():
+            # Other scripts: one trie search, from the end of each word found (a word and a longer one from
+            # the same start, "secret" and "secreto", give one start).
+            return tuple(found.start() for found in _anchor_regex(words).finditer(lowered))
+        # In ASCII text, every place where a word starts, also inside another word's place. Which of all
+        # rules' ASCII words the text holds is asked once (str "in" is the fastest test for a word, and the
+        # regex engine is slow on text most of whose letters could start one); only those are looked for.
+        if self.occurrences is None:
+            self.occurrences = {
+                word: list(_occurrences(lowered, word)) for word in _ASCII_ANCHOR_WORDS if word in lowered
+            }
+        if not _is_among_all_anchor_words(words):
+            return tuple(sorted({found for word in words for found in _occurrences(lowered, word)}))
+        chosen = _anchor_word_set(words)
         return tuple(
-            sorted({found for word in words if word.isascii() for found in _occurrences(lowered, word)})
+            sorted({found for word, places in self.occurrences.items() if word in chosen for found in places})
         )
-    # Other scripts: one alternation, which skips the characters no word starts with.
-    return tuple(found.start() for found in _anchor_regex(words).finditer(lowered))
 
 
-@cache
-def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
-    # Longest first, so that a word and a longer one from the same start ("secret", "secreto") give one start.
-    return re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
+def _starts_of_any_word(lowered: str, pattern: re.Pattern[str]) -> list[int]:
+    """Every place where a word of ``pattern`` starts. A word that starts inside another one found starts
+    before that one's end, since the search that found the other one passed no start."""
+    starts = []
+    for found in pattern.finditer(lowered):
+        starts.append(found.start())
+        starts.extend(
+            inside
+            for inside in range(found.start() + 1, found.end())
+            if pattern.match(lowered, inside) is not None
+        )
+    return starts
 
 
 def _occurrences(text: str, word: str) -> Iterator[int]:
@@ -3226,6 +3411,22 @@ def _occurrences(text: str, word: str) -> Iterator[int]:
     while found != -1:
         yield found
         found = text.find(word, found + 1)
+
+
+@cache
+def _anchor_regex(words: tuple[str, ...]) -> re.Pattern[str]:
+    # A trie: the longest word from each start, and one comparison per branch where a word could start.
+    return re.compile(_word_trie(frozenset(words)))
+
+
+@cache
+def _is_among_all_anchor_words(words: tuple[str, ...]) -> bool:
+    return set(words) <= set(_ALL_ANCHOR_WORDS)
+
+
+@cache
+def _anchor_word_set(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(words)
 
 
 def _is_word_character(char: str) -> bool:
@@ -3513,8 +3714,11 @@ class _Claims:
 def _scan(
     text: str, rules: tuple[_Rule, ...] = (), claimed: Callable[[int, int], bool] | None = None
 ) -> Iterator[tuple[_Rule, int, int]]:
+    anchors = _AnchorStarts(text)
     for rule in rules or _RULES:
-        for start, end in _rule_spans(rule, text, claimed):
+        if rule.required is not None and rule.required not in text:
+            continue
+        for start, end in _rule_spans(rule, text, anchors, claimed):
             yield rule, start, end
 
 
@@ -3670,6 +3874,8 @@ def _rule_of_encoded(run: str, *, depth: int = 0) -> _Rule | None:
 
 
 _ENCODED_KEY_RULE = next(rule for rule in _RULES if rule.id == "encoded-key")
+_ALL_ANCHOR_WORDS = tuple(sorted({word for rule in _RULES for word in rule.anchor_words or ()}))
+_ASCII_ANCHOR_WORDS = tuple(word for word in _ALL_ANCHOR_WORDS if word.isascii())
 
 
 def redact_secrets(text: str) -> str:
