@@ -1945,6 +1945,8 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
         or _FILE_EXTENSION_RE.search(value)
         or _RAY_ID_RE.fullmatch(value)
         or _IPFS_CID_RE.fullmatch(value)
+        # A documented example is public wherever it appears ("123456:ABC-DEF1234ghIkl-..." in a quote).
+        or any(value in example for example in _DOCUMENTED_EXAMPLE_TOKENS)
         or not _looks_random(value)
         or _is_made_of_words(value)
         or _repeats_itself(value)

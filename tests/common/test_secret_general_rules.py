@@ -1243,6 +1243,7 @@ def test_forms_of_the_eleventh_and_twelfth_parts_are_found_and_redacted(text: st
     "text",
     [
         "TELEGRAM_BOT_TOKEN=123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11  # the Bot API docs' sample",
+        '    "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",',
         f"the build {HEX40} passed; please use it for the release",
         f"please use {UUID} as the tenant id",
         f"pasted the commit {HEX40} into the admin page",
