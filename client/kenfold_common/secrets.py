@@ -3908,9 +3908,9 @@ def _article(label: str) -> str:
 
 def reject_secrets(*, field: str, text: str, named: bool = False) -> None:
     """Raise ``SecretDetected`` naming ``field`` and the kinds of credential found, never their values.
-    ``named``: the field holds an identifier (a session id, a path, a symbol, a digest), which its name
-    explains when it is one random run (see _value_findings)."""
-    findings = _value_findings(text, named=named)
+    ``named``: the field holds an identifier (a session id, a path, a symbol, a digest), never prose: its
+    name explains any random run in it, and only the rules that know a credential's format or name judge it."""
+    findings = _identifier_findings(text) if named else find_secrets(text)
     if not findings:
         return
     labels = list(dict.fromkeys(finding.label for finding in findings))
@@ -4014,7 +4014,11 @@ _RANDOM_STRING_RULE_ID = "random-string"
 
 def holds_secrets(text: str, *, named: bool = False) -> bool:
     """Whether ``reject_secrets`` would refuse ``text`` (for a value dropped rather than refused)."""
-    return bool(_value_findings(text, named=named))
+    return bool(_identifier_findings(text) if named else find_secrets(text))
+
+
+def _identifier_findings(text: str) -> list[SecretFinding]:
+    return [finding for finding in find_secrets(text) if finding.rule != _RANDOM_STRING_RULE_ID]
 
 
 def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:

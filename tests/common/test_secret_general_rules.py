@@ -1269,6 +1269,7 @@ def test_a_private_key_body_without_its_pem_lines_is_found_and_redacted() -> Non
 def test_a_value_named_by_its_field_or_key_is_not_judged_by_the_random_string_rule() -> None:
     # A session id, a symbol, a digest: the field says what the random run is.
     reject_secrets(field="the session id", text=KEY, named=True)
+    reject_secrets(field="results[0].symbol", text=f"{KEY[:20]}#{KEY[20:]}()", named=True)
     assert not holds_secrets(KEY, named=True)
     assert find_nested_secrets({"attrs": {"note": KEY}}, path="a") == []
     # Free text, or a bare string that no key names, is.
