@@ -1290,6 +1290,8 @@ def _is_random_near_a_secret_name(match: re.Match[str]) -> bool:
         or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(text, max(0, start - 16), start)
         or "public" in before
         or "pub" in before
+        # An OpenPGP key is named by its public fingerprint or id ("GPG signing key <40 hex>").
+        or _OPENPGP_RE.search(before)
     ):
         return False
     # A password of words, a symbol and digits counts only where the text declares it ("a chave nova: ...").
@@ -1507,7 +1509,7 @@ _CONTEXT_CUE_RE = re.compile(
 _CONTEXT_EVENT_AFTER_RE = re.compile(
     # A console's buttons under a key ("Copy   Revoke") and a chat's next line ("oops wrong channel, rotating").
     r"\b(?:revoked?|rotated|rotate|rotating|regenerated?|leaked|compromised|rejected|unauthori[sz]ed)\b"
-    r"|\b40[13]\b",
+    r"|\b40[13]\b|^\s*+[(\[]copy[)\]]",
     re.IGNORECASE,
 )
 # Words that make a value near a cue something else: the id, digest or public half of a key, a commit, a
@@ -1521,11 +1523,12 @@ _CONTEXT_NOT_SECRET_RE = re.compile(
     r"|vault|ref|path|file|arn|ssm|kms|name|named|order|invoice|customer|image|chunk|cid|count|length|prefix"
     r"|type|format|header|expiry|expires|ttl|url|uri|endpoint|policy|example|placeholder|sample|dummy|fake"
     r"|anon|anonymous|site|device|sid|username|like|docs|documented|documentation|encrypted|ciphertext"
-    r"|recv|receive|verify|verification|certificate|cert|ssh|authorized|known|usage)(?![a-z])"
+    r"|recv|receive|verify|verification|certificate|cert|ssh|gpg|pgp|gnupg|openpgp|authorized|known|usage)(?![a-z])"
     # "not secret", "no token needed": the words deny what the cue says.
     r"|\b(?:not|no|non|isn't|without|never)[\s-]++(?:an?\s++)?(?:secret|token|key|password|credential)",
     re.IGNORECASE,
 )
+_OPENPGP_RE = re.compile(r"\b(?:gpg|pgp|gnupg|openpgp)\b")
 # A comment right after the value that says what it is ("<hex>  # the commit the cache was built from").
 _CONTEXT_NOT_SECRET_AFTER_RE = re.compile(
     r"^[\s\"'`,;)]*+(?:#|//|--|\()\s*+(?:(?:the|a|an|its|our)\s++)?(?:commit|sha|hash|digest|checksum|fingerprint"
@@ -1651,9 +1654,16 @@ def _denied_cue(text: str, cue: re.Match[str]) -> bool:
         and word_before is not None
         and word_before[0].strip(" _.-").lower() in _WEAK_KEY_NAME_WORDS
     )
+    # Between the cue and the value, only the value's own sentence: "the rotated credential was not in the
+    # vault. Working value for now: <key>" speaks of a vault, not of the key.
+    sentence_start = cue.start()
+    for sentence_end in _CONTEXT_SENTENCE_END_RE.finditer(text, cue.end()):
+        sentence_start = sentence_end.end()
     return bool(
         weak_key
-        or _CONTEXT_NOT_SECRET_RE.search(text, cue.start())
+        # An OpenPGP key a few words before ("GPG signing key <fingerprint>") is named by its public id.
+        or _OPENPGP_RE.search(text[max(0, cue.start() - 24) : cue.start()].lower())
+        or _CONTEXT_NOT_SECRET_RE.search(text, sentence_start)
         or (word_before and _CONTEXT_NOT_SECRET_RE.search(f"{word_before[0]} {cue[0]}"))
     )
 

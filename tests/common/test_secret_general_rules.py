@@ -1293,7 +1293,27 @@ def test_a_value_named_by_its_field_or_key_is_not_judged_by_the_random_string_ru
         f"Tenant ID: {UUID}\nClient ID: {UUID[::-1]}\n(client secret is in Key Vault)",
         f"Idempotency-Key: {UUID}\nPaymentIntent pi_{MIXED24} status=succeeded",
         "CIDv0 QmXEDLjkignFJJbSt49LpDa4Sr587iVcgkeKXwdPXhyc1W",
+        f"GPG signing key {HEX40.upper()} (commits are verified).",
+        f"Client ID: {UUID}   (Copy)",
     ],
 )
 def test_look_alikes_of_the_thirteenth_and_fourteenth_parts_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # A word of the sentence before ("... not in the vault.") does not speak of the value.
+        (
+            "Incident: prod deploy failed because the rotated credential was not in the vault. "
+            f"Working value for now: {KEY} (rotate after the incident)",
+            KEY,
+        ),
+        # A console's Copy button after a key.
+        (f"API credentials\n  Name: ci-bot\n  Value: {HEX32}   (Copy)\n  Created: 2026-10-01", HEX32),
+    ],
+)
+def test_forms_of_the_thirteenth_and_fourteenth_parts_are_found_and_redacted(text: str, secret: str) -> None:
+    assert find_secrets(text)
+    assert secret not in redact_secrets(text)
