@@ -5,7 +5,17 @@ from collections import Counter
 from tests.common.secret_independent.part_fifteenth import SEED, build, fifteenth_part
 
 GROUPS = {"cloud", "ci", "chat", "payment", "database", "registry", "observability", "ai", "saas"}
-DISGUISES = {"plain", "zero_width", "soft_hyphen", "fullwidth", "bidi", "percent", "base64", "split", "placeholder"}
+DISGUISES = {
+    "plain",
+    "zero_width",
+    "soft_hyphen",
+    "fullwidth",
+    "bidi",
+    "percent",
+    "base64",
+    "split",
+    "placeholder",
+}
 
 
 def test_credential_kinds_groups_and_disguises():
