@@ -55,7 +55,9 @@ class _Gen:
     def pem(self, label: str, nbytes: int = 1190) -> tuple[str, str]:
         body = self.b64bytes(nbytes)
         lines = [body[i : i + 64] for i in range(0, len(body), 64)]
-        return f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----", lines[len(lines) // 2]
+        return f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----", lines[
+            len(lines) // 2
+        ]
 
 
 def _b64url_json(obj: dict) -> str:
@@ -223,7 +225,10 @@ def _netrc(g: _Gen) -> tuple[str, str]:
 
 def _mssql(g: _Gen) -> tuple[str, str]:
     pw = _pw(g)
-    return f"Server=tcp:sql-{g.s(LOWER, 6)}.database.windows.net,1433;Database=billing;User ID=svc;Password={pw};", pw
+    return (
+        f"Server=tcp:sql-{g.s(LOWER, 6)}.database.windows.net,1433;Database=billing;User ID=svc;Password={pw};",
+        pw,
+    )
 
 
 def _jdbc_mysql(g: _Gen) -> tuple[str, str]:
@@ -246,6 +251,21 @@ def _pair(prefix_id: str, id_alpha: str, id_len: int, sec_alpha: str, sec_len: i
     return make
 
 
+def _azure_client_secret(g: _Gen) -> tuple[str, str]:
+    v = g.s(ALNUM, 3) + "8Q~" + g.s(B64URL + "~.", 34)
+    return v, v[4:]
+
+
+def _k8s_bootstrap(g: _Gen) -> tuple[str, str]:
+    core = g.s(LOWER_ALNUM, 16)
+    return f"{g.s(LOWER_ALNUM, 6)}.{core}", core
+
+
+def _circleci(g: _Gen) -> tuple[str, str]:
+    core = g.s(HEX, 40)
+    return f"CCIPAT_{g.s(ALNUM, 22)}_{core}", core
+
+
 def _placeholder_ok(core: str) -> bool:
     return any(c.isupper() for c in core) and any(c.islower() for c in core) and len(core) >= 20
 
@@ -266,12 +286,17 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Azure Storage docs: SAS token query string, sig= is the HMAC signature.
     ("azure_sas_token", "cloud", "AZURE_SAS", _azure_sas),
     # Entra ID docs: client secrets, current format has "Q~" after 3 chars, 40 chars total.
-    ("azure_client_secret", "cloud", "AZURE_CLIENT_SECRET", _tok("", "", 0)),
+    ("azure_client_secret", "cloud", "AZURE_CLIENT_SECRET", _azure_client_secret),
     # DigitalOcean docs: personal access tokens dop_v1_ + 64 hex; OAuth tokens doo_v1_.
     ("digitalocean_pat", "cloud", "DIGITALOCEAN_TOKEN", _tok("dop_v1_", HEX, 64)),
     ("digitalocean_oauth", "cloud", "DO_OAUTH_TOKEN", _tok("doo_v1_", HEX, 64)),
     # Alibaba Cloud docs: AccessKey ID LTAI + 20, AccessKey secret 30 alnum.
-    ("alibaba_access_key_secret", "cloud", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", _pair("LTAI", ALNUM, 20, ALNUM, 30)),
+    (
+        "alibaba_access_key_secret",
+        "cloud",
+        "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+        _pair("LTAI", ALNUM, 20, ALNUM, 30),
+    ),
     # Tencent Cloud docs: SecretId AKID + 32, SecretKey 32 alnum.
     ("tencent_secret_key", "cloud", "TENCENTCLOUD_SECRET_KEY", _pair("AKID", ALNUM, 32, ALNUM, 32)),
     # Huawei Cloud docs: AK 20 upper alnum, SK 40 alnum.
@@ -293,7 +318,7 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Vultr docs: API key 36 upper alnum.
     ("vultr_api_key", "cloud", "VULTR_API_KEY", _whole(_tok("", UPPER_ALNUM, 36))),
     # Kubernetes docs: bootstrap token [a-z0-9]{6}.[a-z0-9]{16}; service-account tokens are JWTs.
-    ("k8s_bootstrap_token", "cloud", "token", _tok(f"{'a1b2c3'}.", LOWER_ALNUM, 16)),
+    ("k8s_bootstrap_token", "cloud", "token", _k8s_bootstrap),
     (
         "k8s_service_account_jwt",
         "cloud",
@@ -337,7 +362,7 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Bitbucket docs: app passwords / API tokens start ATBB.
     ("bitbucket_app_password", "ci", "BITBUCKET_APP_PASSWORD", _tok("ATBB", ALNUM, 32)),
     # CircleCI docs: personal API tokens CCIPAT_.
-    ("circleci_pat", "ci", "CIRCLECI_TOKEN", _tok("CCIPAT_", ALNUM, 22, "_" + "0" * 0)),
+    ("circleci_pat", "ci", "CIRCLECI_TOKEN", _circleci),
     # Buildkite docs: API access tokens bkua_ + 40 hex; agent tokens bkct_? (agent 50 alnum).
     ("buildkite_api_token", "ci", "BUILDKITE_API_TOKEN", _tok("bkua_", HEX, 40)),
     # Jenkins docs: API token 34 hex starting 11.
@@ -364,9 +389,24 @@ KINDS: list[tuple[str, str, str, Make]] = [
     ("drone_token", "ci", "DRONE_TOKEN", _whole(_tok("", ALNUM, 32))),
     # --- chat ---
     # Slack docs: bot xoxb-, user xoxp-, app-level xapp-, incoming webhooks hooks.slack.com/services/.
-    ("slack_bot_token", "chat", "SLACK_BOT_TOKEN", lambda g: (lambda c: (f"xoxb-{g.s(DIG, 12)}-{g.s(DIG, 13)}-{c}", c))(g.s(ALNUM, 24))),
-    ("slack_user_token", "chat", "SLACK_USER_TOKEN", lambda g: (lambda c: (f"xoxp-{g.s(DIG, 12)}-{g.s(DIG, 12)}-{g.s(DIG, 13)}-{c}", c))(g.s(HEX, 32))),
-    ("slack_app_token", "chat", "SLACK_APP_TOKEN", lambda g: (lambda c: (f"xapp-1-A{g.s(UPPER_ALNUM, 10)}-{g.s(DIG, 13)}-{c}", c))(g.s(HEX, 64))),
+    (
+        "slack_bot_token",
+        "chat",
+        "SLACK_BOT_TOKEN",
+        lambda g: (lambda c: (f"xoxb-{g.s(DIG, 12)}-{g.s(DIG, 13)}-{c}", c))(g.s(ALNUM, 24)),
+    ),
+    (
+        "slack_user_token",
+        "chat",
+        "SLACK_USER_TOKEN",
+        lambda g: (lambda c: (f"xoxp-{g.s(DIG, 12)}-{g.s(DIG, 12)}-{g.s(DIG, 13)}-{c}", c))(g.s(HEX, 32)),
+    ),
+    (
+        "slack_app_token",
+        "chat",
+        "SLACK_APP_TOKEN",
+        lambda g: (lambda c: (f"xapp-1-A{g.s(UPPER_ALNUM, 10)}-{g.s(DIG, 13)}-{c}", c))(g.s(HEX, 64)),
+    ),
     ("slack_webhook_url", "chat", "SLACK_WEBHOOK_URL", _slack_webhook),
     # Discord docs: bot token = base64(user id).timestamp.hmac; webhook URLs carry the token.
     ("discord_bot_token", "chat", "DISCORD_TOKEN", _discord_bot),
@@ -381,7 +421,12 @@ KINDS: list[tuple[str, str, str, Make]] = [
     ("twilio_api_key_sid", "chat", "TWILIO_API_KEY", _tok("SK", HEX, 32)),
     ("twilio_auth_token", "chat", "TWILIO_AUTH_TOKEN", _whole(_tok("", HEX, 32))),
     # SendGrid docs: SG.<22>.<43>.
-    ("sendgrid_api_key", "chat", "SENDGRID_API_KEY", lambda g: (lambda c: (f"SG.{g.s(B64URL, 22)}.{c}", c))(g.s(B64URL, 43))),
+    (
+        "sendgrid_api_key",
+        "chat",
+        "SENDGRID_API_KEY",
+        lambda g: (lambda c: (f"SG.{g.s(B64URL, 22)}.{c}", c))(g.s(B64URL, 43)),
+    ),
     # Mailgun docs: private API key key-<32 hex> (newer: <32 hex>-<8 hex>-<8 hex>).
     ("mailgun_api_key", "chat", "MAILGUN_API_KEY", _tok("key-", HEX, 32)),
     # Mailchimp docs: API key 32 hex + -usN datacenter.
@@ -435,7 +480,12 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # PostgreSQL / MySQL / MongoDB / Redis / AMQP connection URIs with user:password@.
     ("postgres_url", "database", "DATABASE_URL", _url("postgresql", "db.prod.internal", 5432, "app")),
     ("mysql_url", "database", "MYSQL_URL", _url("mysql", "mysql-primary", 3306, "shop", "root")),
-    ("mongodb_srv_url", "database", "MONGODB_URI", _url("mongodb+srv", "cluster0.abcde.mongodb.net", 27017, "admin")),
+    (
+        "mongodb_srv_url",
+        "database",
+        "MONGODB_URI",
+        _url("mongodb+srv", "cluster0.abcde.mongodb.net", 27017, "admin"),
+    ),
     ("redis_url", "database", "REDIS_URL", _url("rediss", "cache.example.net", 6380, "0", "default")),
     ("amqp_url", "database", "CELERY_BROKER_URL", _url("amqps", "rabbit.internal", 5671, "vhost", "celery")),
     ("pgpass_line", "database", "~/.pgpass", _pgpass),
@@ -444,9 +494,27 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # PlanetScale docs: passwords pscale_pw_ + 43.
     ("planetscale_password", "database", "PLANETSCALE_PASSWORD", _tok("pscale_pw_", B64URL, 43)),
     # Supabase docs: service_role key is a JWT that bypasses RLS.
-    ("supabase_service_role", "database", "SUPABASE_SERVICE_ROLE_KEY", _jwt_kind(lambda g: {"iss": "supabase", "ref": g.s(LOWER, 20), "role": "service_role", "iat": 1700000000, "exp": 2015576000})),
+    (
+        "supabase_service_role",
+        "database",
+        "SUPABASE_SERVICE_ROLE_KEY",
+        _jwt_kind(
+            lambda g: {
+                "iss": "supabase",
+                "ref": g.s(LOWER, 20),
+                "role": "service_role",
+                "iat": 1700000000,
+                "exp": 2015576000,
+            }
+        ),
+    ),
     # Turso docs: database auth tokens are JWTs (EdDSA).
-    ("turso_auth_token", "database", "TURSO_AUTH_TOKEN", _jwt_kind(lambda g: {"a": "rw", "iat": 1733000000, "id": g.uuid()})),
+    (
+        "turso_auth_token",
+        "database",
+        "TURSO_AUTH_TOKEN",
+        _jwt_kind(lambda g: {"a": "rw", "iat": 1733000000, "id": g.uuid()}),
+    ),
     # InfluxDB docs: API token 88 chars base64 ending ==.
     ("influxdb_token", "database", "INFLUX_TOKEN", lambda g: (lambda v: (v, v[:-2]))(g.b64bytes(64))),
     # Firebase (legacy) database secret 40 alnum.
@@ -454,7 +522,12 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Snowflake docs: password in connection params.
     ("snowflake_password", "database", "SNOWFLAKE_PASSWORD", lambda g: (lambda p: (p, p))(_pw(g))),
     # Neo4j: bolt URL with credentials.
-    ("neo4j_url", "database", "NEO4J_URI", _url("neo4j+s", "abcd1234.databases.neo4j.io", 7687, "neo4j", "neo4j")),
+    (
+        "neo4j_url",
+        "database",
+        "NEO4J_URI",
+        _url("neo4j+s", "abcd1234.databases.neo4j.io", 7687, "neo4j", "neo4j"),
+    ),
     # --- registry ---
     # npm docs: granular/automation tokens npm_ + 36; .npmrc //registry/:_authToken=.
     ("npm_token", "registry", "NPM_TOKEN", _tok("npm_", ALNUM, 36)),
@@ -491,10 +564,20 @@ KINDS: list[tuple[str, str, str, Make]] = [
     ("sentry_org_token", "observability", "SENTRY_AUTH_TOKEN", _tok("sntrys_eyJpYXQiOjE3", B64URL, 120)),
     ("sentry_user_token", "observability", "SENTRY_AUTH_TOKEN", _tok("sntryu_", HEX, 64)),
     # Grafana docs: service account tokens glsa_<32>_<8 hex>; cloud tokens glc_.
-    ("grafana_sa_token", "observability", "GRAFANA_TOKEN", lambda g: (lambda c: (f"glsa_{c}_{g.s(HEX, 8)}", c))(g.s(ALNUM, 32))),
+    (
+        "grafana_sa_token",
+        "observability",
+        "GRAFANA_TOKEN",
+        lambda g: (lambda c: (f"glsa_{c}_{g.s(HEX, 8)}", c))(g.s(ALNUM, 32)),
+    ),
     ("grafana_cloud_token", "observability", "GRAFANA_CLOUD_TOKEN", _tok("glc_eyJvIjoi", B64, 120)),
     # Dynatrace docs: dt0c01.<24 upper alnum>.<64 upper alnum>.
-    ("dynatrace_token", "observability", "DT_API_TOKEN", lambda g: (lambda c: (f"dt0c01.{g.s(UPPER_ALNUM, 24)}.{c}", c))(g.s(UPPER_ALNUM, 64))),
+    (
+        "dynatrace_token",
+        "observability",
+        "DT_API_TOKEN",
+        lambda g: (lambda c: (f"dt0c01.{g.s(UPPER_ALNUM, 24)}.{c}", c))(g.s(UPPER_ALNUM, 64)),
+    ),
     # Honeycomb docs: ingest keys hcaik_ + 58.
     ("honeycomb_ingest_key", "observability", "HONEYCOMB_API_KEY", _tok("hcaik_01", LOWER_ALNUM, 56)),
     # Splunk docs: HEC token UUID, sent as "Authorization: Splunk <token>".
@@ -514,7 +597,12 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # --- ai ---
     # OpenAI docs: project keys sk-proj-; older sk-...T3BlbkFJ...
     ("openai_project_key", "ai", "OPENAI_API_KEY", _tok("sk-proj-", B64URL, 156)),
-    ("openai_legacy_key", "ai", "OPENAI_API_KEY", lambda g: (lambda a, b: (f"sk-{a}T3BlbkFJ{b}", a + "T3BlbkFJ" + b))(g.s(ALNUM, 20), g.s(ALNUM, 20))),
+    (
+        "openai_legacy_key",
+        "ai",
+        "OPENAI_API_KEY",
+        lambda g: (lambda a, b: (f"sk-{a}T3BlbkFJ{b}", a + "T3BlbkFJ" + b))(g.s(ALNUM, 20), g.s(ALNUM, 20)),
+    ),
     # Anthropic docs: sk-ant-api03- + 93 + AA.
     ("anthropic_api_key", "ai", "ANTHROPIC_API_KEY", _tok("sk-ant-api03-", B64URL, 93, "AA")),
     # Google AI Studio docs: Gemini keys are AIza keys.
@@ -540,9 +628,19 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # ElevenLabs docs: sk_ + 48 hex.
     ("elevenlabs_api_key", "ai", "ELEVENLABS_API_KEY", _tok("sk_", HEX, 48)),
     # Pinecone docs: pcsk_<5>_<60>.
-    ("pinecone_api_key", "ai", "PINECONE_API_KEY", lambda g: (lambda c: (f"pcsk_{g.s(ALNUM, 5)}_{c}", c))(g.s(ALNUM, 60))),
+    (
+        "pinecone_api_key",
+        "ai",
+        "PINECONE_API_KEY",
+        lambda g: (lambda c: (f"pcsk_{g.s(ALNUM, 5)}_{c}", c))(g.s(ALNUM, 60)),
+    ),
     # LangSmith docs: lsv2_pt_<32 hex>_<10 hex>.
-    ("langsmith_api_key", "ai", "LANGSMITH_API_KEY", lambda g: (lambda c: (f"lsv2_pt_{c}_{g.s(HEX, 10)}", c))(g.s(HEX, 32))),
+    (
+        "langsmith_api_key",
+        "ai",
+        "LANGSMITH_API_KEY",
+        lambda g: (lambda c: (f"lsv2_pt_{c}_{g.s(HEX, 10)}", c))(g.s(HEX, 32)),
+    ),
     # Weights & Biases docs: API key 40 hex.
     ("wandb_api_key", "ai", "WANDB_API_KEY", _whole(_tok("", HEX, 40))),
     # Azure OpenAI docs: key 32 hex.
@@ -558,13 +656,23 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Notion docs: integration secrets secret_ (old) / ntn_ (new).
     ("notion_secret", "saas", "NOTION_TOKEN", _tok("ntn_", ALNUM, 46)),
     # Airtable docs: PAT pat<14>.<64 hex>.
-    ("airtable_pat", "saas", "AIRTABLE_TOKEN", lambda g: (lambda c: (f"pat{g.s(ALNUM, 14)}.{c}", c))(g.s(HEX, 64))),
+    (
+        "airtable_pat",
+        "saas",
+        "AIRTABLE_TOKEN",
+        lambda g: (lambda c: (f"pat{g.s(ALNUM, 14)}.{c}", c))(g.s(HEX, 64)),
+    ),
     # Linear docs: lin_api_ + 40.
     ("linear_api_key", "saas", "LINEAR_API_KEY", _tok("lin_api_", ALNUM, 40)),
     # Figma docs: figd_ PATs.
     ("figma_pat", "saas", "FIGMA_TOKEN", _tok("figd_", B64URL, 40)),
     # HubSpot docs: private app tokens pat-na1-<uuid>.
-    ("hubspot_private_app", "saas", "HUBSPOT_ACCESS_TOKEN", lambda g: (lambda u: (f"pat-na1-{u}", u))(g.uuid())),
+    (
+        "hubspot_private_app",
+        "saas",
+        "HUBSPOT_ACCESS_TOKEN",
+        lambda g: (lambda u: (f"pat-na1-{u}", u))(g.uuid()),
+    ),
     # Dropbox docs: short-lived tokens sl. + ~140.
     ("dropbox_token", "saas", "DROPBOX_TOKEN", _tok("sl.B", B64URL, 136)),
     # Okta docs: API tokens 00 + 40.
@@ -572,17 +680,32 @@ KINDS: list[tuple[str, str, str, Make]] = [
     # Auth0 docs: client secret 64 [A-Za-z0-9_-].
     ("auth0_client_secret", "saas", "AUTH0_CLIENT_SECRET", _whole(_tok("", B64URL, 64))),
     # Postman docs: PMAK-<24 hex>-<34 hex>.
-    ("postman_api_key", "saas", "POSTMAN_API_KEY", lambda g: (lambda c: (f"PMAK-{g.s(HEX, 24)}-{c}", c))(g.s(HEX, 34))),
+    (
+        "postman_api_key",
+        "saas",
+        "POSTMAN_API_KEY",
+        lambda g: (lambda c: (f"PMAK-{g.s(HEX, 24)}-{c}", c))(g.s(HEX, 34)),
+    ),
     # Contentful docs: CFPAT- + 43.
     ("contentful_pat", "saas", "CONTENTFUL_MANAGEMENT_TOKEN", _tok("CFPAT-", B64URL, 43)),
     # Algolia docs: admin API key 32 hex.
     ("algolia_admin_key", "saas", "ALGOLIA_ADMIN_KEY", _whole(_tok("", HEX, 32))),
     # Mapbox docs: secret tokens sk.eyJ1...
-    ("mapbox_secret_token", "saas", "MAPBOX_SECRET_TOKEN", lambda g: (lambda c: (f"sk.eyJ1IjoiYWNtZSIsImEiOiJ{g.s(B64URL, 20)}.{c}", c))(g.s(B64URL, 22))),
+    (
+        "mapbox_secret_token",
+        "saas",
+        "MAPBOX_SECRET_TOKEN",
+        lambda g: (lambda c: (f"sk.eyJ1IjoiYWNtZSIsImEiOiJ{g.s(B64URL, 20)}.{c}", c))(g.s(B64URL, 22)),
+    ),
     # Trello docs: tokens ATTA + 64 hex.
     ("trello_token", "saas", "TRELLO_TOKEN", _tok("ATTA", HEX, 64)),
     # ClickUp docs: pk_<digits>_<32 upper alnum>.
-    ("clickup_token", "saas", "CLICKUP_API_TOKEN", lambda g: (lambda c: (f"pk_{g.s(DIG, 8)}_{c}", c))(g.s(UPPER_ALNUM, 32))),
+    (
+        "clickup_token",
+        "saas",
+        "CLICKUP_API_TOKEN",
+        lambda g: (lambda c: (f"pk_{g.s(DIG, 8)}_{c}", c))(g.s(UPPER_ALNUM, 32)),
+    ),
     # Twitter/X docs: app bearer token starts AAAAAAAAAAAAAAAAAAAAA.
     ("twitter_bearer_token", "saas", "TWITTER_BEARER_TOKEN", _tok("AAAAAAAAAAAAAAAAAAAAA", ALNUM + "%", 90)),
     # Meta docs: access tokens start EAA.
@@ -602,25 +725,13 @@ KINDS: list[tuple[str, str, str, Make]] = [
 ]
 
 
-def _azure_client_secret(g: _Gen) -> tuple[str, str]:
-    v = g.s(ALNUM, 3) + "8Q~" + g.s(B64URL + "~.", 34)
-    return v, v[4:]
-
-
-def _k8s_bootstrap(g: _Gen) -> tuple[str, str]:
-    core = g.s(LOWER_ALNUM, 16)
-    return f"{g.s(LOWER_ALNUM, 6)}.{core}", core
-
-
-def _circleci(g: _Gen) -> tuple[str, str]:
-    core = g.s(HEX, 40)
-    return f"CCIPAT_{g.s(ALNUM, 22)}_{core}", core
-
-
-_FIX = {"azure_client_secret": _azure_client_secret, "k8s_bootstrap_token": _k8s_bootstrap, "circleci_pat": _circleci}
-KINDS = [(k, grp, name, _FIX.get(k, make)) for k, grp, name, make in KINDS]
-
-BLOCK_KINDS = {"gcp_service_account_json", "oci_api_private_key", "ssh_private_key", "tls_private_key_pkcs8", "ec_private_key"}
+BLOCK_KINDS = {
+    "gcp_service_account_json",
+    "oci_api_private_key",
+    "ssh_private_key",
+    "tls_private_key_pkcs8",
+    "ec_private_key",
+}
 
 
 # --- contexts: what agents store. (name, value) -> text ---
@@ -630,15 +741,19 @@ def _token_contexts() -> list[Callable[[str, str], str]]:
         lambda n, v: f'export {n}="{v}"',
         lambda n, v: f"# .env.production (copied from the old box)\nDEBUG=false\n{n}={v}\nLOG_LEVEL=info",
         lambda n, v: f"{n.lower()}: {v}",
-        lambda n, v: f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-creds\nstringData:\n  {n}: \"{v}\"",
+        lambda n, v: f'apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-creds\nstringData:\n  {n}: "{v}"',
         lambda n, v: f'{{"service": "billing", "{n.lower()}": "{v}", "retries": 3}}',
         lambda n, v: f'[default]\nregion = eu-west-1\n{n.lower()} = "{v}"',
         lambda n, v: f'resource "kubernetes_secret" "app" {{\n  data = {{\n    {n.lower()} = "{v}"\n  }}\n}}',
         lambda n, v: f'<add key="{n}" value="{v}" />',
         lambda n, v: f'os.environ["{n}"] = "{v}"  # TODO move to vault before merge',
         lambda n, v: f"$ curl -H 'Authorization: Bearer {v}' https://api.internal/v2/health\n{{\"ok\":true}}",
-        lambda n, v: f"Incident 2291 notes: the job failed because {n} expired. New value is {v}; rotated by Priya at 14:05.",
-        lambda n, v: f"PR #418: fix flaky deploy. Note for reviewers: I temporarily hardcoded {v} in deploy.sh, will revert.",
+        lambda n, v: (
+            f"Incident 2291 notes: the job failed because {n} expired. New value is {v}; rotated by Priya at 14:05."
+        ),
+        lambda n, v: (
+            f"PR #418: fix flaky deploy. Note for reviewers: I temporarily hardcoded {v} in deploy.sh, will revert."
+        ),
         lambda n, v: f"Voilà le token pour la prod : {v} (ne pas le partager)",
         lambda n, v: f"Hier ist der Schlüssel für staging: {v} – bitte nach dem Test löschen.",
         lambda n, v: f"本番用のキーはこれです：{v}",
@@ -647,15 +762,21 @@ def _token_contexts() -> list[Callable[[str, str], str]]:
         lambda n, v: f"Вот токен для CI: {v}",
         lambda n, v: f"¿Me pasas esto al equipo? la clave es {v}",
         lambda n, v: f"| env | var | value |\n|---|---|---|\n| prod | `{n}` | `{v}` |",
-        lambda n, v: f"In [12]: client = Client(api_key=\"{v}\")\nIn [13]: client.ping()\nOut[13]: True",
-        lambda n, v: f"Traceback (most recent call last):\n  File \"app/sync.py\", line 88, in push\n    raise AuthError(f\"rejected credentials {v}\")\nAuthError: rejected credentials {v}",
-        lambda n, v: f"2026-11-30T08:12:44Z WARN http_client: retry 2/5 url=https://api.vendor.io/v1 header.authorization=\"Bearer {v}\"",
-        lambda n, v: f"env:\n  - name: {n}\n    value: \"{v}\"",
+        lambda n, v: f'In [12]: client = Client(api_key="{v}")\nIn [13]: client.ping()\nOut[13]: True',
+        lambda n, v: (
+            f'Traceback (most recent call last):\n  File "app/sync.py", line 88, in push\n    raise AuthError(f"rejected credentials {v}")\nAuthError: rejected credentials {v}'
+        ),
+        lambda n, v: (
+            f'2026-11-30T08:12:44Z WARN http_client: retry 2/5 url=https://api.vendor.io/v1 header.authorization="Bearer {v}"'
+        ),
+        lambda n, v: f'env:\n  - name: {n}\n    value: "{v}"',
         lambda n, v: f"[Screenshot transcribed] Settings > API > Your token\n{v}\n[Copy] [Regenerate]",
-        lambda n, v: f"Subject: access for the contractor\n\nHi Tom,\nuse {v} for the sandbox until Friday.\nThanks, Ana",
+        lambda n, v: (
+            f"Subject: access for the contractor\n\nHi Tom,\nuse {v} for the sandbox until Friday.\nThanks, Ana"
+        ),
         lambda n, v: f"const client = new Client({{ token: '{v}' }});",
         lambda n, v: f'let cfg = Config {{ {n.lower()}: "{v}".into(), ..Default::default() }};',
-        lambda n, v: f"<property name=\"{n.lower()}\">{v}</property>",
+        lambda n, v: f'<property name="{n.lower()}">{v}</property>',
         lambda n, v: f"history: 1043  docker run -e {n}={v} acme/worker:2.4",
         lambda n, v: f"Remember: the staging {n} is {v}",
     ]
@@ -665,7 +786,9 @@ def _block_contexts() -> list[Callable[[str, str], str]]:
     return [
         lambda n, v: f"Saved {n} for the deploy box:\n{v}",
         lambda n, v: f"```\n$ cat ~/keys/{n}\n{v}\n```",
-        lambda n, v: "data:\n  " + n.replace("_", "-") + ": |\n" + "\n".join("    " + line for line in v.splitlines()),
+        lambda n, v: (
+            "data:\n  " + n.replace("_", "-") + ": |\n" + "\n".join("    " + line for line in v.splitlines())
+        ),
         lambda n, v: f"Runbook step 4: paste this into the vault UI ({n}):\n\n{v}\n\nthen restart the pod.",
         lambda n, v: f"Ticket OPS-771 attachment ({n}):\n{v}",
     ]
@@ -732,7 +855,12 @@ def _credentials(g: _Gen) -> list[tuple[Sample, str]]:
                 text = ctx(name, _insert_in_core(value, core, "\u00ad", g))
             elif disguise == "bidi":
                 mark = g.r.choice(BIDI)
-                text = ctx(name, _insert_in_core(value, core, mark + ("\u202c" if mark in "\u202e\u202d\u202a" else ""), g))
+                text = ctx(
+                    name,
+                    _insert_in_core(
+                        value, core, mark + ("\u202c" if mark in "\u202e\u202d\u202a" else ""), g
+                    ),
+                )
             elif disguise == "fullwidth":
                 text = ctx(name, _fullwidth(value, core, g))
             elif disguise == "percent":
@@ -749,7 +877,9 @@ def _credentials(g: _Gen) -> list[tuple[Sample, str]]:
             else:  # split
                 brk = g.r.choice(["\n", "\\\n    ", "\n  ", "\r\n"])
                 text = ctx(name, _insert_in_core(value, core, brk, g))
-            out.append((Sample(kind=kind, group=group, text=text, disguise=disguise, secret=secret), raw_text))
+            out.append(
+                (Sample(kind=kind, group=group, text=text, disguise=disguise, secret=secret), raw_text)
+            )
     return out
 
 
@@ -762,61 +892,178 @@ def _lookalike_makers() -> list[tuple[str, Callable[[_Gen], str]]]:
         return "01J" + g.s("0123456789ABCDEFGHJKMNPQRSTVWXYZ", 23)
 
     return [
-        ("git_commit", lambda g: f"Fixed in commit {sha(g)} (token refresh race); cherry-picked to release/2.3 as {sha(g)[:12]}."),
+        (
+            "git_commit",
+            lambda g: (
+                f"Fixed in commit {sha(g)} (token refresh race); cherry-picked to release/2.3 as {sha(g)[:12]}."
+            ),
+        ),
         ("sha256_release_checksum", lambda g: f"kenfold-1.4.0-linux-amd64.tar.gz\nsha256: {sha(g, 64)}"),
         ("sha512_digest", lambda g: f"SHA512 ({g.s(LOWER, 6)}.iso) = {sha(g, 128)}"),
-        ("uuid_primary_key", lambda g: f"The row's primary key is {g.uuid()}; the foreign key points at {g.uuid()}."),
+        (
+            "uuid_primary_key",
+            lambda g: f"The row's primary key is {g.uuid()}; the foreign key points at {g.uuid()}.",
+        ),
         ("ulid_event_id", lambda g: f"event_id={ulid(g)} type=order.created"),
         ("ksuid", lambda g: f"KSUID for the batch: {g.s(ALNUM, 27)} (sortable, public)"),
-        ("stripe_public_ids", lambda g: f"Refund issued: customer cus_{g.s(ALNUM, 14)}, payment intent pi_{g.s(ALNUM, 24)}, charge ch_{g.s(ALNUM, 24)}."),
-        ("stripe_publishable_key", lambda g: f"frontend .env: NEXT_PUBLIC_STRIPE_PUBLISHABLE_KEY=pk_live_{g.s(ALNUM, 99)}  # publishable, safe in the browser"),
-        ("idempotency_key", lambda g: f"Retried POST /v1/charges with Idempotency-Key: {g.uuid()} — got the cached response."),
-        ("slack_channel_ids", lambda g: f"Post alerts to channel C{g.s(UPPER_ALNUM, 10)} (team T{g.s(UPPER_ALNUM, 8)}), user U{g.s(UPPER_ALNUM, 10)} is on call."),
-        ("aws_arn_account", lambda g: f"Role: arn:aws:iam::{g.s(DIG, 12)}:role/deploy-{g.s(LOWER, 5)}; bucket arn:aws:s3:::logs-{g.s(LOWER_ALNUM, 8)}"),
-        ("trace_request_ids", lambda g: f"trace_id={sha(g, 32)} span_id={sha(g, 16)} x-request-id: {g.uuid()} status=502"),
-        ("base64_text", lambda g: f"The payload field is just base64 of the message: {base64.b64encode(('Order ' + g.s(DIG, 6) + ' shipped to the Lisbon warehouse on Tuesday').encode()).decode()}"),
-        ("base64_png", lambda g: f"<img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAA{g.b64bytes(90)}\">"),
-        ("npm_integrity", lambda g: f"\"node_modules/lodash\": {{\n  \"version\": \"4.17.21\",\n  \"integrity\": \"sha512-{g.b64bytes(64)}\"\n}}"),
-        ("aws_documented_example", lambda g: g.r.choice([
-            "AWS docs example: aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "Example from the IAM guide: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (not a real key).",
-        ]) + f" ref {g.s(DIG, 4)}"),
-        ("placeholder_in_brackets", lambda g: g.r.choice([
-            "STRIPE_SECRET_KEY=sk_live_<your key>",
-            "OPENAI_API_KEY=<your-api-key>",
-            "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-            "SLACK_BOT_TOKEN=xoxb-your-token-here",
-            "password: \"********\"",
-            "api_key: YOUR_API_KEY_HERE",
-        ]) + f"  # fill in locally, see README section {g.r.randrange(1, 9)}"),
-        ("env_reference", lambda g: g.r.choice([
-            "API_KEY=${API_KEY}",
-            "token = os.environ[\"GITHUB_TOKEN\"]",
-            "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
-            "valueFrom:\n  secretKeyRef:\n    name: db-creds\n    key: password",
-            "DATABASE_URL: ${{ secrets.DATABASE_URL }}",
-            "api_key = Deno.env.get(\"OPENAI_API_KEY\")",
-            "client_secret: \"{{ lookup('env', 'CLIENT_SECRET') }}\"",
-        ]) + f"\n# set in job {g.s(DIG, 5)}"),
-        ("ssh_public_key", lambda g: f"Add this public key to authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)} dev@{g.s(LOWER, 6)}"),
+        (
+            "stripe_public_ids",
+            lambda g: (
+                f"Refund issued: customer cus_{g.s(ALNUM, 14)}, payment intent pi_{g.s(ALNUM, 24)}, charge ch_{g.s(ALNUM, 24)}."
+            ),
+        ),
+        (
+            "stripe_publishable_key",
+            lambda g: (
+                f"frontend .env: NEXT_PUBLIC_STRIPE_PUBLISHABLE_KEY=pk_live_{g.s(ALNUM, 99)}  # publishable, safe in the browser"
+            ),
+        ),
+        (
+            "idempotency_key",
+            lambda g: f"Retried POST /v1/charges with Idempotency-Key: {g.uuid()} — got the cached response.",
+        ),
+        (
+            "slack_channel_ids",
+            lambda g: (
+                f"Post alerts to channel C{g.s(UPPER_ALNUM, 10)} (team T{g.s(UPPER_ALNUM, 8)}), user U{g.s(UPPER_ALNUM, 10)} is on call."
+            ),
+        ),
+        (
+            "aws_arn_account",
+            lambda g: (
+                f"Role: arn:aws:iam::{g.s(DIG, 12)}:role/deploy-{g.s(LOWER, 5)}; bucket arn:aws:s3:::logs-{g.s(LOWER_ALNUM, 8)}"
+            ),
+        ),
+        (
+            "trace_request_ids",
+            lambda g: f"trace_id={sha(g, 32)} span_id={sha(g, 16)} x-request-id: {g.uuid()} status=502",
+        ),
+        (
+            "base64_text",
+            lambda g: (
+                f"The payload field is just base64 of the message: {base64.b64encode(('Order ' + g.s(DIG, 6) + ' shipped to the Lisbon warehouse on Tuesday').encode()).decode()}"
+            ),
+        ),
+        (
+            "base64_png",
+            lambda g: f'<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAA{g.b64bytes(90)}">',
+        ),
+        (
+            "npm_integrity",
+            lambda g: (
+                f'"node_modules/lodash": {{\n  "version": "4.17.21",\n  "integrity": "sha512-{g.b64bytes(64)}"\n}}'
+            ),
+        ),
+        (
+            "aws_documented_example",
+            lambda g: (
+                g.r.choice(
+                    [
+                        "AWS docs example: aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                        "Example from the IAM guide: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY (not a real key).",
+                    ]
+                )
+                + f" ref {g.s(DIG, 4)}"
+            ),
+        ),
+        (
+            "placeholder_in_brackets",
+            lambda g: (
+                g.r.choice(
+                    [
+                        "STRIPE_SECRET_KEY=sk_live_<your key>",
+                        "OPENAI_API_KEY=<your-api-key>",
+                        "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                        "SLACK_BOT_TOKEN=xoxb-your-token-here",
+                        'password: "********"',
+                        "api_key: YOUR_API_KEY_HERE",
+                    ]
+                )
+                + f"  # fill in locally, see README section {g.r.randrange(1, 9)}"
+            ),
+        ),
+        (
+            "env_reference",
+            lambda g: (
+                g.r.choice(
+                    [
+                        "API_KEY=${API_KEY}",
+                        'token = os.environ["GITHUB_TOKEN"]',
+                        "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+                        "valueFrom:\n  secretKeyRef:\n    name: db-creds\n    key: password",
+                        "DATABASE_URL: ${{ secrets.DATABASE_URL }}",
+                        'api_key = Deno.env.get("OPENAI_API_KEY")',
+                        "client_secret: \"{{ lookup('env', 'CLIENT_SECRET') }}\"",
+                    ]
+                )
+                + f"\n# set in job {g.s(DIG, 5)}"
+            ),
+        ),
+        (
+            "ssh_public_key",
+            lambda g: (
+                f"Add this public key to authorized_keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)} dev@{g.s(LOWER, 6)}"
+            ),
+        ),
         ("pem_public_key", lambda g: g.pem("PUBLIC KEY", 294)[0]),
-        ("key_fingerprint", lambda g: f"Host key fingerprint SHA256:{g.b64bytes(32).rstrip('=')} (ED25519) — public key fingerprint, verify before connecting."),
-        ("css_webpack_hash", lambda g: f"dist/assets/index-{g.s(B64URL, 8)}.js  main.{sha(g, 20)}.chunk.js  styles.{sha(g, 20)}.css  .css-{g.s(LOWER_ALNUM, 6)}"),
-        ("youtube_id", lambda g: f"Demo video: https://www.youtube.com/watch?v={g.s(B64URL, 11)} (token count per minute explained at 04:12)"),
+        (
+            "key_fingerprint",
+            lambda g: (
+                f"Host key fingerprint SHA256:{g.b64bytes(32).rstrip('=')} (ED25519) — public key fingerprint, verify before connecting."
+            ),
+        ),
+        (
+            "css_webpack_hash",
+            lambda g: (
+                f"dist/assets/index-{g.s(B64URL, 8)}.js  main.{sha(g, 20)}.chunk.js  styles.{sha(g, 20)}.css  .css-{g.s(LOWER_ALNUM, 6)}"
+            ),
+        ),
+        (
+            "youtube_id",
+            lambda g: (
+                f"Demo video: https://www.youtube.com/watch?v={g.s(B64URL, 11)} (token count per minute explained at 04:12)"
+            ),
+        ),
         ("docker_digest", lambda g: f"image: ghcr.io/acme/api@sha256:{sha(g, 64)}"),
-        ("nix_store_path", lambda g: f"/nix/store/{g.s('0123456789abcdfghijklmnpqrsvwxyz', 32)}-python3-3.12.1"),
+        (
+            "nix_store_path",
+            lambda g: f"/nix/store/{g.s('0123456789abcdfghijklmnpqrsvwxyz', 32)}-python3-3.12.1",
+        ),
         ("ipfs_cid", lambda g: f"Pinned to IPFS: bafybei{g.s('abcdefghijklmnopqrstuvwxyz234567', 52)}"),
-        ("prose_about_secrets", lambda g: g.r.choice([
-            "Rotate the GitHub token every 90 days and store it only in the secrets manager.",
-            "Never paste the Stripe secret key into chat; use the restricted key with read-only scope.",
-            "The API key lives in 1Password under 'Prod / Vendor'; ask Sam for access.",
-            "Les jetons d'accès expirent après 30 jours, pensez à les renouveler.",
-            "トークンはSecrets Managerに保存し、コードに書かないこと。",
-            "Token count for the prompt was 18432; the model's max is 200k tokens.",
-        ]) + f" (note {g.s(DIG, 3)})"),
-        ("semver_and_build", lambda g: f"Build {g.s(DIG, 4)} of v{g.r.randrange(1, 9)}.{g.r.randrange(30)}.{g.r.randrange(30)}+{sha(g, 7)} passed; cache key node-modules-{sha(g, 64)}"),
-        ("oauth_client_id", lambda g: f"Google OAuth client id (public): {g.s(DIG, 12)}-{g.s(LOWER_ALNUM, 32)}.apps.googleusercontent.com"),
-        ("sentry_public_dsn_key", lambda g: f"Sentry project id {g.s(DIG, 7)}, issue {g.s(UPPER, 4)}-{g.s(UPPER_ALNUM, 3)}, event id {sha(g, 32)}"),
+        (
+            "prose_about_secrets",
+            lambda g: (
+                g.r.choice(
+                    [
+                        "Rotate the GitHub token every 90 days and store it only in the secrets manager.",
+                        "Never paste the Stripe secret key into chat; use the restricted key with read-only scope.",
+                        "The API key lives in 1Password under 'Prod / Vendor'; ask Sam for access.",
+                        "Les jetons d'accès expirent après 30 jours, pensez à les renouveler.",
+                        "トークンはSecrets Managerに保存し、コードに書かないこと。",
+                        "Token count for the prompt was 18432; the model's max is 200k tokens.",
+                    ]
+                )
+                + f" (note {g.s(DIG, 3)})"
+            ),
+        ),
+        (
+            "semver_and_build",
+            lambda g: (
+                f"Build {g.s(DIG, 4)} of v{g.r.randrange(1, 9)}.{g.r.randrange(30)}.{g.r.randrange(30)}+{sha(g, 7)} passed; cache key node-modules-{sha(g, 64)}"
+            ),
+        ),
+        (
+            "oauth_client_id",
+            lambda g: (
+                f"Google OAuth client id (public): {g.s(DIG, 12)}-{g.s(LOWER_ALNUM, 32)}.apps.googleusercontent.com"
+            ),
+        ),
+        (
+            "sentry_public_dsn_key",
+            lambda g: (
+                f"Sentry project id {g.s(DIG, 7)}, issue {g.s(UPPER, 4)}-{g.s(UPPER_ALNUM, 3)}, event id {sha(g, 32)}"
+            ),
+        ),
     ]
 
 
