@@ -417,8 +417,9 @@ KINDS: list[tuple[str, str, str, Make]] = [
     ("teams_webhook_url", "chat", "TEAMS_WEBHOOK", _teams_webhook),
     # Mattermost docs: personal access token 26 lower alnum.
     ("mattermost_token", "chat", "MM_TOKEN", _whole(_tok("", LOWER_ALNUM, 26))),
-    # Twilio docs: API key SK + 32 hex with its secret; account auth token 32 hex.
-    ("twilio_api_key_sid", "chat", "TWILIO_API_KEY", _tok("SK", HEX, 32)),
+    # Twilio docs: API key SID SK + 32 hex (an identifier) printed with its 32-char secret (the secret part);
+    # account auth token 32 hex.
+    ("twilio_api_key_secret", "chat", "TWILIO_API_KEY", _pair("SK", HEX, 32, ALNUM, 32)),
     ("twilio_auth_token", "chat", "TWILIO_AUTH_TOKEN", _whole(_tok("", HEX, 32))),
     # SendGrid docs: SG.<22>.<43>.
     (
@@ -1059,7 +1060,7 @@ def _lookalike_makers() -> list[tuple[str, Callable[[_Gen], str]]]:
             ),
         ),
         (
-            "sentry_public_dsn_key",
+            "sentry_event_ids",
             lambda g: (
                 f"Sentry project id {g.s(DIG, 7)}, issue {g.s(UPPER, 4)}-{g.s(UPPER_ALNUM, 3)}, event id {sha(g, 32)}"
             ),
