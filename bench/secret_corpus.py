@@ -2,7 +2,7 @@
 credentials refused and of look-alikes refused, the kinds and disguises it misses, which layer of the filter
 caught what, and the time per 1 KB of memory text.
 
-    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|independent-tenth|independent-eleventh|independent-twelfth|independent-thirteenth|independent-fourteenth|all] [--rules path/to/secrets.py]
+    .venv/bin/python -m bench.secret_corpus [--part main|aside|fresh-aside|held-out|unseen|second-unseen|third-unseen|fourth-unseen|fifth-unseen|sixth-unseen|seventh-unseen|independent-dev|independent-aside|independent-third|independent-fourth|independent-fifth|independent-sixth|independent-seventh|independent-eighth|independent-ninth|independent-tenth|independent-eleventh|independent-twelfth|independent-thirteenth|independent-fourteenth|independent-fifteenth|independent-sixteenth|all] [--rules path/to/secrets.py]
         [--detect-secrets DIR] [--list-misses]
 
 --rules measures another version of the filter (``git show main:client/kenfold_common/secrets.py``);
@@ -28,11 +28,13 @@ from tests.common.secret_independent.part_aside import aside_part as independent
 from tests.common.secret_independent.part_dev import dev_part  # noqa: E402
 from tests.common.secret_independent.part_eighth import eighth_part  # noqa: E402
 from tests.common.secret_independent.part_eleventh import eleventh_part  # noqa: E402
+from tests.common.secret_independent.part_fifteenth import fifteenth_part  # noqa: E402
 from tests.common.secret_independent.part_fifth import fifth_part  # noqa: E402
 from tests.common.secret_independent.part_fourteenth import fourteenth_part  # noqa: E402
 from tests.common.secret_independent.part_fourth import fourth_part  # noqa: E402
 from tests.common.secret_independent.part_ninth import ninth_part  # noqa: E402
 from tests.common.secret_independent.part_seventh import seventh_part  # noqa: E402
+from tests.common.secret_independent.part_sixteenth import sixteenth_part  # noqa: E402
 from tests.common.secret_independent.part_sixth import sixth_part  # noqa: E402
 from tests.common.secret_independent.part_tenth import tenth_part  # noqa: E402
 from tests.common.secret_independent.part_third import third_part  # noqa: E402
@@ -211,6 +213,8 @@ def main() -> None:
             "independent-twelfth",
             "independent-thirteenth",
             "independent-fourteenth",
+            "independent-fifteenth",
+            "independent-sixteenth",
             "all",
         ),
         default="all",
@@ -255,6 +259,8 @@ def main() -> None:
         "independent-twelfth": twelfth_part,
         "independent-thirteenth": thirteenth_part,
         "independent-fourteenth": fourteenth_part,
+        "independent-fifteenth": fifteenth_part,
+        "independent-sixteenth": sixteenth_part,
     }
     for name, build in parts.items():
         if args.part in (name, "all"):
