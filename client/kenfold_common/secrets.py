@@ -1790,6 +1790,17 @@ def _is_named_as_something_else(text: str, start: int, value: str, strength: str
     )
 
 
+def _is_explained(near: str, lines: list[str]) -> bool:
+    """Whether words say a value is something other than a key: an id's or a digest's name anywhere on its
+    lines, in any language, or a broader word ("vault", "page", "name") only in ``near``, right around it."""
+    return bool(
+        _CONTEXT_NOT_SECRET_RE.search(near)
+        or any(
+            _LINE_NOT_SECRET_RE.search(line) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line) for line in lines
+        )
+    )
+
+
 def _is_in_an_envelope(text: str, start: int, value: str) -> bool:
     """The value's whole run (back to the last space) is a URL's part or sealed in an envelope, judged by
     other rules, or a digest or a fingerprint whatever the line says ("SHA256:<base64>")."""
@@ -1841,11 +1852,7 @@ def _is_said_to_be_a_key(text: str, start: int, value: str, strength: str) -> bo
         # The broad words only close by ("after they pasted <hex> into the admin page" names a page, not it).
         line = text[_line_start(text, start) : _line_end(text, end)]
         near = before[-_MAX_EXPLAINED_BEFORE:] + " " + text[end : end + _MAX_HANDED_EXPLAINED_AFTER]
-        return not (
-            _CONTEXT_NOT_SECRET_RE.search(near)
-            or _LINE_NOT_SECRET_RE.search(line)
-            or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line)
-        )
+        return not _is_explained(near, [line])
     cues = _word_cues(before)
     if cues:
         if _denied_cue(before, cues[-1]):
@@ -1976,20 +1983,12 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
     # the calls that take a key.
     if _CALL_BEFORE_RE.search(text, max(0, start - 40), start):
         return False
-    floor = max(0, start - 200)
-    run_start = max(
-        text.rfind(" ", floor, start), text.rfind("\n", floor, start), text.rfind("\t", floor, start)
-    )
-    end = start + len(value)
-    if _CONTEXT_ENVELOPE_RE.search(text, max(run_start, floor), start) or _DIGEST_RE.search(
-        text, max(run_start, floor), end
-    ):
-        return False
-    if _is_other_than_a_key(value) or _decodes_to_text(value):
+    if _is_in_an_envelope(text, start, value) or _is_other_than_a_key(value) or _decodes_to_text(value):
         return False
     # An id's or a digest's name anywhere on its line (or, for a value on a line of its own, the line above);
     # the broader words that make a value something else (a reference to a vault, a name, a URL) only
     # close by: "until the vault is back: <key>" is still a key.
+    end = start + len(value)
     line_start = _line_start(text, start)
     lines = [text[line_start : _line_end(text, end)]]
     before, above, opens_line = _context_lines(text, start)
@@ -1999,12 +1998,7 @@ def _is_unexplained_random_string(text: str, start: int, value: str) -> bool:
     if lines[0].lstrip().startswith("|"):
         lines.append(_table_header(text, line_start))
     near = before[-_MAX_EXPLAINED_BEFORE:] + " " + text[end : end + _MAX_EXPLAINED_AFTER].split("\n", 1)[0]
-    return not (
-        _CONTEXT_NOT_SECRET_RE.search(near)
-        or any(
-            _LINE_NOT_SECRET_RE.search(line) or _NOT_SECRET_WORDS_ELSEWHERE_RE.search(line) for line in lines
-        )
-    )
+    return not _is_explained(near, lines)
 
 
 def _is_made_of_words(value: str) -> bool:
@@ -3920,7 +3914,7 @@ def reject_secrets(*, field: str, text: str, named: bool = False) -> None:
     """Raise ``SecretDetected`` naming ``field`` and the kinds of credential found, never their values.
     ``named``: the field holds an identifier (a session id, a path, a symbol, a digest), never prose: its
     name explains any random run in it, and only the rules that know a credential's format or name judge it."""
-    findings = _identifier_findings(text) if named else find_secrets(text)
+    findings = _field_findings(text, named=named)
     if not findings:
         return
     labels = list(dict.fromkeys(finding.label for finding in findings))
@@ -3998,13 +3992,12 @@ def _may_hold_secrets(value: object) -> bool:
     return secret_named or "PRIVATE KEY" in joined or bool(find_secrets(joined))
 
 
-def _value_findings(text: str, *, named: bool) -> list[SecretFinding]:
-    """The findings in one value that has a name: a string of structured data under a key, a field that holds
-    an identifier (a session id, a symbol, a digest, an agent's name). A value that is a single random run is
-    named by its key or field, as a value under a name is in text: the name decides (a secret-named key, see
-    _is_secret_under_name), not the random-string rule."""
+def _value_findings(text: str, *, keyed: bool) -> list[SecretFinding]:
+    """The findings in one string of structured data. A string under a key that is a single random run is
+    named by its key, as a value under a name is in text: the key's name decides (a secret-named key, see
+    _is_secret_under_name), not the random-string rule; a sentence under a key is judged as text."""
     findings = find_secrets(text)
-    if not named:
+    if not keyed:
         return findings
     stripped = text.strip()
     offset = text.find(stripped)
@@ -4024,11 +4017,14 @@ _RANDOM_STRING_RULE_ID = "random-string"
 
 def holds_secrets(text: str, *, named: bool = False) -> bool:
     """Whether ``reject_secrets`` would refuse ``text`` (for a value dropped rather than refused)."""
-    return bool(_identifier_findings(text) if named else find_secrets(text))
+    return bool(_field_findings(text, named=named))
 
 
-def _identifier_findings(text: str) -> list[SecretFinding]:
-    return [finding for finding in find_secrets(text) if finding.rule != _RANDOM_STRING_RULE_ID]
+def _field_findings(text: str, *, named: bool) -> list[SecretFinding]:
+    findings = find_secrets(text)
+    if not named:
+        return findings
+    return [finding for finding in findings if finding.rule != _RANDOM_STRING_RULE_ID]
 
 
 def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
@@ -4040,7 +4036,7 @@ def find_nested_secrets(value: object, *, path: str) -> list[NestedFinding]:
 
     def visit(node: object, where: str, secret_named: bool, keyed: bool) -> None:
         if isinstance(node, str):
-            found = _value_findings(node, named=keyed)
+            found = _value_findings(node, keyed=keyed)
             findings.extend(NestedFinding(path=where, rule=f.rule, label=f.label) for f in found)
             if not found and secret_named and _is_secret_under_name(node):
                 findings.append(
@@ -4066,7 +4062,7 @@ def redact_nested(value: object, *, secret_named: bool = False, keyed: bool = Fa
     """``value`` with every credential that ``find_nested_secrets`` reports replaced by its marker
     (a whole value under a secret-named key becomes ``[REDACTED:secret-assignment]``)."""
     if isinstance(value, str):
-        found = _value_findings(value, named=keyed)
+        found = _value_findings(value, keyed=keyed)
         if not found and secret_named and _is_secret_under_name(value):
             return f"[REDACTED:{_SECRET_NAME_RULE.id}]"
         return _redacted(value, found)
